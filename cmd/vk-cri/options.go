@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+)
+
+// options are vk-cri's settings, from flags and an optional YAML config file whose keys are the
+// flag names (flags given on the command line win).
+type options struct {
+	ConfigFile            string
+	Kubeconfig            string
+	NodeName              string
+	CRIEndpoint           string
+	RuntimeRequestTimeout time.Duration
+	NodeIP                string
+	Address               string
+	Port                  int32
+	TLSCertFile           string
+	TLSKeyFile            string
+	ClientCAFile          string
+	RootDir               string
+	PodLogDir             string
+	CgroupRoot            string
+	ResolvConf            string
+	MaxPods               int
+	Workers               int
+	LogLevel              string
+	LogFormat             string
+}
+
+func defaultOptions() *options {
+	host, _ := os.Hostname()
+	return &options{
+		NodeName:              host,
+		CRIEndpoint:           "unix:///run/containerd/containerd.sock",
+		RuntimeRequestTimeout: 2 * time.Minute,
+		Address:               "0.0.0.0",
+		Port:                  10250,
+		RootDir:               "/var/lib/vk-cri",
+		PodLogDir:             "/var/log/pods",
+		CgroupRoot:            "/",
+		ResolvConf:            "/etc/resolv.conf",
+		MaxPods:               110,
+		Workers:               10,
+		LogLevel:              "info",
+		LogFormat:             "text",
+	}
+}
+
+func (o *options) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "YAML file of settings; its keys are these flags' names (e.g. 'nodename: vk1'). Flags given on the command line take precedence.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig with vk-cri's credentials (default: $KUBECONFIG, then in-cluster config)")
+	fs.StringVar(&o.NodeName, "nodename", o.NodeName, "name of the Node object to register")
+	fs.StringVar(&o.CRIEndpoint, "cri-endpoint", o.CRIEndpoint, "CRI runtime endpoint (unix socket of containerd or CRI-O)")
+	fs.DurationVar(&o.RuntimeRequestTimeout, "runtime-request-timeout", o.RuntimeRequestTimeout, "deadline of each CRI call except image pulls and container stops")
+	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "node InternalIP address (default: first non-loopback address of the host)")
+	fs.StringVar(&o.Address, "address", o.Address, "address the kubelet API listens on")
+	fs.Int32Var(&o.Port, "port", o.Port, "port of the kubelet API (HTTPS), reported as the node's kubelet endpoint")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate of the kubelet API; without it the API is not served")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "private key of --tls-cert-file")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA that signs client certificates allowed on the kubelet API; required to serve it")
+	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "directory for vk-cri's pod data; its file system is the node's ephemeral-storage")
+	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of container logs, in the kubelet's <namespace>_<pod>_<uid>/<container>/<n>.log layout")
+	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (kubepods/...) are created")
+	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "resolver configuration given to pods")
+	fs.IntVar(&o.MaxPods, "max-pods", o.MaxPods, "pods capacity of the node")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "virtual-kubelet pod controller workers")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: trace, debug, info, warn, error")
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
+}
+
+// applyConfigFile sets every flag named in the config file that was not given on the command line.
+func applyConfigFile(fs *pflag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading config file: %w", err)
+	}
+	var settings map[string]any
+	if err := yaml.Unmarshal(data, &settings); err != nil {
+		return fmt.Errorf("parsing config file %s: %w", path, err)
+	}
+	for key, value := range settings {
+		f := fs.Lookup(key)
+		if f == nil || key == "config" {
+			return fmt.Errorf("config file %s: unknown setting %q", path, key)
+		}
+		if f.Changed {
+			continue
+		}
+		if err := fs.Set(key, fmt.Sprint(value)); err != nil {
+			return fmt.Errorf("config file %s: setting %q: %w", path, key, err)
+		}
+	}
+	return nil
+}
+
+func (o *options) validate() error {
+	if o.NodeName == "" {
+		return fmt.Errorf("--nodename is required")
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return fmt.Errorf("--tls-cert-file and --tls-private-key-file go together")
+	}
+	if o.TLSCertFile != "" && o.ClientCAFile == "" {
+		return fmt.Errorf("--client-ca-file is required to serve the kubelet API: it must not be open to unauthenticated clients")
+	}
+	if o.MaxPods <= 0 {
+		return fmt.Errorf("--max-pods must be positive")
+	}
+	switch o.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("--log-format must be text or json, not %q", o.LogFormat)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+	"github.com/virtual-kubelet/virtual-kubelet/log"
+	logruslogger "github.com/virtual-kubelet/virtual-kubelet/log/logrus"
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedv1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/provider"
+)
+
+func newRootCommand() *cobra.Command {
+	o := defaultOptions()
+	cmd := &cobra.Command{
+		Use:   "vk-cri",
+		Short: "A Kubernetes node agent that runs pods on a CRI runtime, as the kubelet does",
+		Long: `vk-cri registers a Node through the virtual-kubelet framework and runs the pods bound to it
+on a CRI runtime (containerd, CRI-O): sandboxes, containers, restarts, status and node health,
+following the upstream kubelet's behaviour.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.ConfigFile != "" {
+				if err := applyConfigFile(cmd.Flags(), o.ConfigFile); err != nil {
+					return err
+				}
+			}
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return run(cmd.Context(), o)
+		},
+	}
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+func newLogger(o *options) (*logrus.Logger, error) {
+	l := logrus.New()
+	l.SetOutput(os.Stderr)
+	lvl, err := logrus.ParseLevel(o.LogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	l.SetLevel(lvl)
+	if o.LogFormat == "json" {
+		l.SetFormatter(&logrus.JSONFormatter{})
+	} else {
+		l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+	}
+	return l, nil
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		kubeconfig = os.Getenv("KUBECONFIG")
+	}
+	if kubeconfig == "" {
+		return rest.InClusterConfig()
+	}
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}
+
+// defaultNodeIP picks the first global unicast IPv4 address of the host.
+func defaultNodeIP() (string, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && ipn.IP.IsGlobalUnicast() {
+			return ipn.IP.String(), nil
+		}
+	}
+	return "", fmt.Errorf("no non-loopback IPv4 address found; set --node-ip")
+}
+
+func run(ctx context.Context, o *options) error {
+	logger, err := newLogger(o)
+	if err != nil {
+		return err
+	}
+	entry := logrus.NewEntry(logger).WithField("node", o.NodeName)
+	log.L = logruslogger.FromLogrus(entry)
+	ctx = log.WithLogger(ctx, log.L)
+
+	if o.NodeIP == "" {
+		if o.NodeIP, err = defaultNodeIP(); err != nil {
+			return err
+		}
+	}
+	cfg, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "vk-cri/" + version
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+
+	rt, err := cri.Connect(ctx, o.CRIEndpoint, o.RuntimeRequestTimeout)
+	if err != nil {
+		return err
+	}
+	entry.WithFields(logrus.Fields{"endpoint": o.CRIEndpoint, "runtime": rt.RuntimeVersionString()}).Info("connected to the CRI runtime")
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedv1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: o.NodeName})
+
+	p := provider.New(provider.Config{
+		NodeName:   o.NodeName,
+		NodeIPs:    []string{o.NodeIP},
+		PodLogRoot: o.PodLogDir,
+		CgroupRoot: o.CgroupRoot,
+		ResolvConf: o.ResolvConf,
+	}, rt, recorder, entry)
+
+	mux := http.NewServeMux()
+	var tlsOpts []func(*tls.Config) error
+	if o.TLSCertFile != "" {
+		tlsOpts = append(tlsOpts,
+			nodeutil.WithKeyPairFromPath(o.TLSCertFile, o.TLSKeyFile),
+			nodeutil.WithCAFromPath(o.ClientCAFile),
+			func(c *tls.Config) error {
+				c.ClientAuth = tls.RequireAndVerifyClientCert
+				return nil
+			})
+	} else {
+		entry.Warn("no --tls-cert-file: the kubelet API (logs) is not served")
+	}
+
+	n, err := nodeutil.NewNode(o.NodeName,
+		func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
+			np, err := p.NewNodeProvider(pc.Node, provider.NodeOptions{
+				Version:     version,
+				RootDir:     o.RootDir,
+				MaxPods:     o.MaxPods,
+				KubeletPort: o.Port,
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			return p, np, nil
+		},
+		nodeutil.WithClient(client),
+		nodeutil.AttachProviderRoutes(mux),
+		func(c *nodeutil.NodeConfig) error {
+			c.SkipDownwardAPIResolution = true
+			c.EventRecorder = recorder
+			c.HTTPListenAddr = net.JoinHostPort(o.Address, fmt.Sprint(o.Port))
+			c.Handler = mux
+			c.NumWorkers = o.Workers
+			c.StreamIdleTimeout = 4 * time.Hour
+			c.StreamCreationTimeout = 30 * time.Second
+			return nil
+		},
+		withTLS(tlsOpts),
+	)
+	if err != nil {
+		return fmt.Errorf("setting up the node: %w", err)
+	}
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+	go func() {
+		if err := n.WaitReady(ctx, 0); err == nil {
+			entry.Info("node registered; pod and node controllers running")
+		}
+	}()
+	if err := n.Run(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("node stopped: %w", err)
+	}
+	entry.Info("vk-cri stopped")
+	return nil
+}
+
+// withTLS applies TLS options only when there are any: virtual-kubelet serves nothing without.
+func withTLS(opts []func(*tls.Config) error) nodeutil.NodeOpt {
+	if len(opts) == 0 {
+		return func(*nodeutil.NodeConfig) error { return nil }
+	}
+	return nodeutil.WithTLSConfig(opts...)
+}

@@ -1,0 +1,166 @@
+# Shared settings for the hack/ scripts. Sourced, never run.
+# Everything the local stack creates lives under STACK_DIR (run-time state) or
+# CACHE_DIR (build products kept between runs, outside the clone so CI reuses them).
+
+HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO_DIR=$(cd "$HACK_DIR/.." && pwd)
+CACHE_DIR=${VKCRI_CACHE_DIR:-/var/cache/vk-cri}
+STACK_DIR=${VKCRI_STACK_DIR:-/var/run/vk-cri-stack}
+
+K8S_VERSION=v1.37.2
+K8S_STAGING_VERSION=v0.37.2
+ETCD_VERSION=v3.7.3
+BIN_DIR="$CACHE_DIR/bin/$K8S_VERSION"
+
+# Ports on 127.0.0.1.
+ETCD_PORT=${ETCD_PORT:-23790}
+ETCD_PEER_PORT=${ETCD_PEER_PORT:-23800}
+APISERVER_PORT=${APISERVER_PORT:-16443}
+REGISTRY_PORT=${REGISTRY_PORT:-5000}
+# The bridge the pods of the vk-cri node live on.
+CNI_BRIDGE=${CNI_BRIDGE:-vkcri0}
+CNI_SUBNET=${CNI_SUBNET:-10.88.0.0/16}
+CNI_GATEWAY=${CNI_GATEWAY:-10.88.0.1}
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# wait_for DESCRIPTION TIMEOUT_SECONDS COMMAND...: polls COMMAND until it succeeds.
+wait_for() {
+  local what=$1 timeout=$2; shift 2
+  local start=$SECONDS
+  until "$@" >/dev/null 2>&1; do
+    if (( SECONDS - start >= timeout )); then
+      log "timed out after ${timeout}s waiting for $what"
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+# run_with_progress DESCRIPTION COMMAND...: prints elapsed time every 30 s while COMMAND runs.
+run_with_progress() {
+  local what=$1; shift
+  local start=$SECONDS
+  log "$what ..."
+  "$@" &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && log "  still $what ($((SECONDS - start))s elapsed)"
+  done
+  wait "$pid" || die "$what failed"
+  log "$what: done in $((SECONDS - start))s"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Local stack (containerd.sh, pki.sh, control-plane.sh, stack-up.sh, stack-down.sh).
+LOG_DIR="$STACK_DIR/logs"
+PKI_DIR="$STACK_DIR/pki"
+CRI_TOOLS_VERSION=${CRI_TOOLS_VERSION:-v1.37.0}
+CRICTL="$CACHE_DIR/bin/crictl-$CRI_TOOLS_VERSION"
+KUBECTL="$BIN_DIR/kubectl"
+CNI_BIN_DIR=/usr/lib/cni
+SERVICE_CIDR=${SERVICE_CIDR:-10.0.0.0/24}
+SERVICE_IP=${SERVICE_IP:-10.0.0.1}
+CONTROLLER_MANAGER_PORT=${CONTROLLER_MANAGER_PORT:-10257}
+SCHEDULER_PORT=${SCHEDULER_PORT:-10259}
+# The second containerd instance ("ref", for a reference upstream kubelet) and its bridge.
+REF_CNI_BRIDGE=${REF_CNI_BRIDGE:-vkref0}
+REF_CNI_SUBNET=${REF_CNI_SUBNET:-10.89.0.0/16}
+REF_CNI_GATEWAY=${REF_CNI_GATEWAY:-10.89.0.1}
+CONTAINERD_INSTANCES=(vk ref)
+
+# containerd_instance INSTANCE: sets CTRD_INSTANCE, CTRD_DIR, CTRD_SOCK, CTRD_ENDPOINT,
+# CTRD_BRIDGE, CTRD_SUBNET, CTRD_GATEWAY and CTRD_PIDNAME for one containerd instance.
+containerd_instance() {
+  CTRD_INSTANCE=$1
+  case "$CTRD_INSTANCE" in
+    vk) CTRD_BRIDGE=$CNI_BRIDGE CTRD_SUBNET=$CNI_SUBNET CTRD_GATEWAY=$CNI_GATEWAY ;;
+    ref) CTRD_BRIDGE=$REF_CNI_BRIDGE CTRD_SUBNET=$REF_CNI_SUBNET CTRD_GATEWAY=$REF_CNI_GATEWAY ;;
+    *) die "unknown containerd instance '$CTRD_INSTANCE' (known: ${CONTAINERD_INSTANCES[*]})" ;;
+  esac
+  CTRD_DIR="$STACK_DIR/containerd-$CTRD_INSTANCE"
+  CTRD_SOCK="$CTRD_DIR/containerd.sock"
+  CTRD_ENDPOINT="unix://$CTRD_SOCK"
+  CTRD_PIDNAME="containerd-$CTRD_INSTANCE"
+}
+
+# pid_of NAME: prints the PID recorded in $STACK_DIR/NAME.pid if that process is alive.
+pid_of() {
+  local f="$STACK_DIR/$1.pid" pid state
+  [[ -f "$f" ]] || return 1
+  pid=$(<"$f")
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [[ -r "/proc/$pid/stat" ]] || return 1
+  state=$(sed 's/^.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null) || return 1
+  [[ "$state" != Z ]] || return 1
+  echo "$pid"
+}
+
+# is_running NAME: true if the process recorded in $STACK_DIR/NAME.pid is alive.
+is_running() { pid_of "$1" >/dev/null; }
+
+# start_bg NAME COMMAND...: starts COMMAND in its own session (setsid), stdin from /dev/null,
+# output appended to $LOG_DIR/NAME.log, PID (of COMMAND itself) in $STACK_DIR/NAME.pid.
+start_bg() {
+  local name=$1; shift
+  mkdir -p "$LOG_DIR"
+  rm -f "$STACK_DIR/$name.pid"
+  printf '\n=== %s starting: %s\n' "$(date -Is)" "$*" >>"$LOG_DIR/$name.log"
+  # The shell writes its own PID, then execs COMMAND, so the PID file is right whether or not
+  # setsid had to fork.
+  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' start_bg "$STACK_DIR/$name.pid" "$@" \
+    </dev/null >>"$LOG_DIR/$name.log" 2>&1 &
+  local i
+  for i in $(seq 1 50); do [[ -s "$STACK_DIR/$name.pid" ]] && return 0; sleep 0.1; done
+  die "$name did not start (see $LOG_DIR/$name.log)"
+}
+
+# stop_bg NAME [TIMEOUT_SECONDS]: SIGTERM, then SIGKILL after TIMEOUT (default 15), the
+# process recorded in $STACK_DIR/NAME.pid; waits until it is gone and removes the PID file.
+stop_bg() {
+  local name=$1 timeout=${2:-15} pid start
+  if pid=$(pid_of "$name"); then
+    log "stopping $name (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    start=$SECONDS
+    while [[ -e "/proc/$pid" ]] && is_running "$name"; do
+      if (( SECONDS - start >= timeout )); then
+        log "$name (pid $pid) still running after ${timeout}s: SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+        sleep 0.2
+        start=$SECONDS timeout=10
+      fi
+      sleep 0.1
+    done
+  fi
+  rm -f "$STACK_DIR/$name.pid"
+}
+
+# unmount_under DIR: lazily unmounts everything mounted at or below DIR, deepest first.
+unmount_under() {
+  local dir=$1 mp
+  [[ -n "$dir" && "$dir" == /* ]] || return 0
+  # Mount points are listed with symlinks resolved (/var/run is a symlink to /run).
+  dir=$(realpath -m "$dir")
+  [[ "$dir" != / ]] || return 0
+  local mps=()
+  while IFS= read -r mp; do
+    # /proc/self/mountinfo escapes space, tab, newline and backslash as octal.
+    mp=$(printf '%b' "${mp//\\/\\0}")
+    if [[ "$mp" == "$dir" || "$mp" == "$dir"/* ]]; then mps+=("$mp"); fi
+  done < <(awk '{print $5}' /proc/self/mountinfo)
+  (( ${#mps[@]} )) || return 0
+  # Deepest first: sort by the number of path components, descending; repeat each path as
+  # many times as it is mounted (stacked mounts).
+  while IFS= read -r mp; do
+    [[ -n "$mp" ]] || continue
+    log "unmounting $mp"
+    umount -l "$mp" 2>/dev/null || log "  (umount -l $mp failed)"
+  done < <(for mp in "${mps[@]}"; do printf '%s\t%s\n' "$(tr -cd / <<<"$mp" | wc -c)" "$mp"; done \
+             | sort -t $'\t' -k1,1nr -s | cut -f2-)
+}
+
+# kubectl_admin ARGS...: the v1.37 kubectl with the admin kubeconfig.
+kubectl_admin() { "$KUBECTL" --kubeconfig "$PKI_DIR/admin.kubeconfig" "$@"; }

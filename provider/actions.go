@@ -1,0 +1,213 @@
+package provider
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Waiting reasons the kubelet uses for containers that are not running.
+const (
+	reasonContainerCreating = "ContainerCreating"
+	reasonPodInitializing   = "PodInitializing"
+	reasonCrashLoopBackOff  = "CrashLoopBackOff"
+	reasonCreateContainer   = "CreateContainerError"
+	reasonCreateConfig      = "CreateContainerConfigError"
+	reasonRunContainer      = "RunContainerError"
+)
+
+// waitingReason is why a container is not running, shown as its waiting state.
+type waitingReason struct {
+	Reason  string
+	Message string
+}
+
+// killTarget is a container instance to stop, and why.
+type killTarget struct {
+	ID     string
+	Name   string
+	Reason string
+}
+
+// podActions is what one sync must do for a pod. computePodActions fills it from the spec and
+// the runtime's state alone, so that every lifecycle rule is table-tested without a runtime.
+type podActions struct {
+	// KillPod stops every container and the sandbox before anything else (sandbox gone or dead).
+	KillPod bool
+	// CreateSandbox asks for a new sandbox with SandboxAttempt; SandboxID is the live one otherwise.
+	CreateSandbox  bool
+	SandboxID      string
+	SandboxAttempt uint32
+	// InitToStart is the index of the init container to start next, or -1.
+	InitToStart int
+	// ContainersToStart are indexes into spec.containers.
+	ContainersToStart []int
+	ContainersToKill  []killTarget
+	// Backoff lists containers that should restart but wait out a crash-loop back-off.
+	Backoff map[string]waitingReason
+	// NextSync is when a back-off ends and the pod needs another look; zero if nothing waits.
+	NextSync time.Duration
+}
+
+// restartBackoff tells whether a container that finished at finishedAt must still wait before
+// its next start, and how long.
+type restartBackoff interface {
+	InBackoff(key string, finishedAt time.Time) (period, remaining time.Duration, in bool)
+}
+
+func backoffKey(pod *v1.Pod, name string) string {
+	return fmt.Sprintf("%s_%s_%s_%s", pod.Name, pod.Namespace, pod.UID, name)
+}
+
+func crashLoopMessage(pod *v1.Pod, name string, wait time.Duration) string {
+	return fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", wait, name, pod.Name, pod.Namespace, pod.UID)
+}
+
+// computePodActions decides the next steps for a pod that is not being deleted.
+func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff) podActions {
+	a := podActions{InitToStart: -1, Backoff: map[string]waitingReason{}}
+	sb := rt.newestSandbox()
+
+	if sb == nil || !sb.Ready {
+		return sandboxActions(pod, rt, sb, a)
+	}
+	a.SandboxID = sb.ID
+
+	// Containers of older sandboxes are leftovers: they can't share the live sandbox's namespaces.
+	for _, c := range rt.Containers {
+		if c.SandboxID != sb.ID && c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: c.ID, Name: c.Name, Reason: "sandbox changed"})
+		}
+	}
+
+	if !initDone(pod, rt) {
+		nextInit(pod, rt, bo, &a)
+		return a
+	}
+
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cur := rt.latest(c.Name)
+		switch {
+		case cur == nil:
+			a.ContainersToStart = append(a.ContainersToStart, i)
+		case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+			if cur.Hash != containerHash(c) {
+				a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "Container spec hash changed"})
+				a.ContainersToStart = append(a.ContainersToStart, i)
+			}
+		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
+			if !shouldRestart(c, pod, cur.ExitCode) {
+				continue
+			}
+			if period, remaining, ok := inBackoff(bo, pod, c.Name, cur); ok {
+				a.Backoff[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: crashLoopMessage(pod, c.Name, period)}
+				a.NextSync = minPositive(a.NextSync, remaining)
+				continue
+			}
+			a.ContainersToStart = append(a.ContainersToStart, i)
+		default:
+			// Created but never started, or unknown: that instance is unusable, start a fresh one.
+			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "container not started"})
+			a.ContainersToStart = append(a.ContainersToStart, i)
+		}
+	}
+	return a
+}
+
+// sandboxActions handles a pod without a live sandbox: a first start, or a sandbox that died.
+func sandboxActions(pod *v1.Pod, rt *podRuntime, sb *sandboxState, a podActions) podActions {
+	if sb != nil {
+		a.KillPod = true
+		a.SandboxAttempt = sb.Attempt + 1
+		// A pod that may not restart failed containers does not get a second sandbox.
+		if pod.Spec.RestartPolicy == v1.RestartPolicyNever && len(rt.Containers) > 0 {
+			return a
+		}
+	}
+	var toStart []int
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cur := rt.latest(c.Name)
+		if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && !shouldRestart(c, pod, cur.ExitCode) {
+			continue
+		}
+		toStart = append(toStart, i)
+	}
+	if len(toStart) == 0 && len(pod.Spec.InitContainers) == 0 {
+		return a
+	}
+	a.CreateSandbox = true
+	if len(pod.Spec.InitContainers) > 0 {
+		a.InitToStart = 0
+		return a
+	}
+	a.ContainersToStart = toStart
+	return a
+}
+
+// initDone reports whether every regular init container has succeeded, or the main containers
+// already ran (their init containers may have been garbage-collected since).
+func initDone(pod *v1.Pod, rt *podRuntime) bool {
+	for i := range pod.Spec.Containers {
+		if rt.latest(pod.Spec.Containers[i].Name) != nil {
+			return true
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		cur := rt.latest(pod.Spec.InitContainers[i].Name)
+		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || cur.ExitCode != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nextInit picks the init container to run next, one at a time and in order.
+func nextInit(pod *v1.Pod, rt *podRuntime, bo restartBackoff, a *podActions) {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cur := rt.latest(c.Name)
+		switch {
+		case cur == nil:
+			a.InitToStart = i
+			return
+		case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+			return
+		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0:
+			continue
+		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
+			if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+				// The pod has failed; its status says so and termination stops the sandbox.
+				return
+			}
+			if period, remaining, ok := inBackoff(bo, pod, c.Name, cur); ok {
+				a.Backoff[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: crashLoopMessage(pod, c.Name, period)}
+				a.NextSync = minPositive(a.NextSync, remaining)
+				return
+			}
+			a.InitToStart = i
+			return
+		default:
+			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "container not started"})
+			a.InitToStart = i
+			return
+		}
+	}
+}
+
+func inBackoff(bo restartBackoff, pod *v1.Pod, name string, cur *containerState) (period, remaining time.Duration, in bool) {
+	if bo == nil {
+		return 0, 0, false
+	}
+	return bo.InBackoff(backoffKey(pod, name), cur.FinishedAt)
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}

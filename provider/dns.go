@@ -1,0 +1,88 @@
+package provider
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// dnsSource gives pods the node's resolver configuration. Cluster DNS (ClusterFirst with a
+// cluster DNS service) is not configured here, so ClusterFirst falls back to the node's
+// resolv.conf, as the kubelet does when it has no clusterDNS.
+type dnsSource struct {
+	path string
+}
+
+// parseResolvConf reads nameservers, search domains and options.
+func parseResolvConf(r io.Reader) (*runtimeapi.DNSConfig, error) {
+	cfg := &runtimeapi.DNSConfig{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.IndexAny(line, "#;"); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "nameserver":
+			cfg.Servers = append(cfg.Servers, f[1])
+		case "search":
+			cfg.Searches = f[1:]
+		case "options":
+			cfg.Options = append(cfg.Options, f[1:]...)
+		}
+	}
+	return cfg, sc.Err()
+}
+
+// forPod returns the DNS config of a pod's sandbox. dnsPolicy None uses only the pod's dnsConfig;
+// the other policies start from the node's resolv.conf, and dnsConfig is merged on top.
+func (d dnsSource) forPod(pod *v1.Pod) (*runtimeapi.DNSConfig, error) {
+	cfg := &runtimeapi.DNSConfig{}
+	if pod.Spec.DNSPolicy != v1.DNSNone && d.path != "" {
+		f, err := os.Open(d.path)
+		if err != nil {
+			return nil, fmt.Errorf("reading resolver configuration: %w", err)
+		}
+		defer f.Close()
+		if cfg, err = parseResolvConf(f); err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", d.path, err)
+		}
+	}
+	if dc := pod.Spec.DNSConfig; dc != nil {
+		cfg.Servers = appendMissing(cfg.Servers, dc.Nameservers...)
+		cfg.Searches = appendMissing(cfg.Searches, dc.Searches...)
+		for _, o := range dc.Options {
+			opt := o.Name
+			if o.Value != nil {
+				opt += ":" + *o.Value
+			}
+			cfg.Options = appendMissing(cfg.Options, opt)
+		}
+	}
+	return cfg, nil
+}
+
+func appendMissing(list []string, items ...string) []string {
+	for _, it := range items {
+		found := false
+		for _, l := range list {
+			if l == it {
+				found = true
+				break
+			}
+		}
+		if !found {
+			list = append(list, it)
+		}
+	}
+	return list
+}

@@ -1,0 +1,213 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/cri"
+)
+
+// pullTimeout bounds one image pull; the runtime request timeout is too short for large images.
+const pullTimeout = 15 * time.Minute
+
+// execute carries out the actions of one sync. It returns the reason each container that could
+// not start is waiting, and how soon to retry when something failed.
+func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime, a podActions) (map[string]waitingReason, time.Duration) {
+	log := p.podLog(pod)
+	reasons := map[string]waitingReason{}
+	for name, r := range a.Backoff {
+		reasons[name] = r
+		p.containerEvent(pod, name, isInitName(pod, name), v1.EventTypeWarning, eventBackOff, "Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
+	}
+	grace := gracePeriod(pod)
+
+	if a.KillPod {
+		p.killContainers(ctx, pod, rt.Containers, grace, "")
+		p.stopSandboxes(ctx, pod, rt)
+	}
+	for _, k := range a.ContainersToKill {
+		p.stopContainer(ctx, pod, k.ID, k.Name, grace, k.Reason)
+		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, k.ID)); err != nil {
+			log.WithError(err).WithField("container", k.Name).Warn("removing replaced container")
+		}
+	}
+	if !a.CreateSandbox && a.SandboxID == "" {
+		return reasons, 0
+	}
+
+	dns, err := p.dns.forPod(pod)
+	if err != nil {
+		log.WithError(err).Warn("pod DNS configuration")
+		p.podEvent(pod, v1.EventTypeWarning, "DNSConfigForming", "%v", err)
+		dns = nil
+	}
+	sbCfg := sandboxConfig(sandboxEnv{NodeName: p.cfg.NodeName, PodLogRoot: p.cfg.PodLogRoot, CgroupRoot: p.cfg.CgroupRoot, DNS: dns}, pod, a.SandboxAttempt)
+	sandboxID := a.SandboxID
+	if a.CreateSandbox {
+		if a.SandboxAttempt > 0 {
+			p.podEvent(pod, v1.EventTypeNormal, eventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
+		}
+		id, err := p.runSandbox(ctx, sbCfg)
+		if err != nil {
+			log.WithError(err).Warn("creating pod sandbox")
+			p.podEvent(pod, v1.EventTypeWarning, eventFailedSandbox, "Failed to create pod sandbox: %v", err)
+			return reasons, backoffInitial
+		}
+		sandboxID = id
+		log.WithField("sandbox", id).Info("pod sandbox ready")
+	}
+
+	var retry time.Duration
+	start := func(c *v1.Container, isInit bool) {
+		if r, err := p.startContainer(ctx, pod, c, isInit, sandboxID, sbCfg, rt); err != nil {
+			reasons[c.Name] = r
+			log.WithError(err).WithFields(map[string]any{"container": c.Name, "reason": r.Reason}).Warn("container did not start")
+			retry = minPositive(retry, backoffInitial)
+		}
+	}
+	if a.InitToStart >= 0 {
+		start(&pod.Spec.InitContainers[a.InitToStart], true)
+	}
+	for _, i := range a.ContainersToStart {
+		start(&pod.Spec.Containers[i], false)
+	}
+	return reasons, retry
+}
+
+func (p *Provider) runSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
+	// The runtime writes container logs below this directory but does not create it.
+	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
+		return "", fmt.Errorf("creating pod log directory: %w", err)
+	}
+	id, err := p.rt.Runtime.RunPodSandbox(ctx, cfg, "")
+	if err != nil {
+		return "", fmt.Errorf("RunPodSandbox: %w", err)
+	}
+	return id, nil
+}
+
+func isInitName(pod *v1.Pod, name string) bool {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func gracePeriod(pod *v1.Pod) int64 {
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return v1.DefaultTerminationGracePeriodSeconds
+}
+
+// startContainer pulls the image as the policy says, then creates and starts one container.
+// On failure it returns the waiting reason the container's status shows.
+func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, isInit bool, sandboxID string, sbCfg *runtimeapi.PodSandboxConfig, rt *podRuntime) (waitingReason, error) {
+	imageRef, err := p.ensureImage(ctx, pod, c, isInit, sbCfg)
+	if err != nil {
+		var ie *cri.ImageError
+		if errors.As(err, &ie) {
+			return waitingReason{Reason: ie.Reason, Message: ie.Message}, err
+		}
+		return waitingReason{Reason: cri.ReasonErrImagePull, Message: err.Error()}, err
+	}
+
+	restartCount := 0
+	prev := rt.latest(c.Name)
+	if prev != nil {
+		restartCount = prev.RestartCount + 1
+	}
+	env, err := p.containerEnv(pod, c)
+	if err != nil {
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
+		return waitingReason{Reason: reasonCreateConfig, Message: err.Error()}, err
+	}
+	cfg := containerConfig(p.cfg.NodeName, pod, c, imageRef, restartCount, env)
+	id, err := p.rt.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
+	if err != nil {
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
+		return waitingReason{Reason: reasonCreateContainer, Message: err.Error()}, fmt.Errorf("CreateContainer: %w", err)
+	}
+	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventCreated, "Container created")
+	if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+		p.restarts.Restarted(backoffKey(pod, c.Name), prev.FinishedAt)
+	}
+	if err := p.rt.Runtime.StartContainer(ctx, id); err != nil {
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
+		return waitingReason{Reason: reasonRunContainer, Message: err.Error()}, fmt.Errorf("StartContainer: %w", err)
+	}
+	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventStarted, "Container started")
+	p.podLog(pod).WithFields(map[string]any{"container": c.Name, "id": id, "restartCount": restartCount}).Info("container started")
+	p.removeOldInstances(ctx, pod, rt, c.Name)
+	return waitingReason{}, nil
+}
+
+// removeOldInstances keeps one dead instance of a container (for its last state and logs) and
+// removes older ones, as the kubelet's container garbage collection does.
+func (p *Provider) removeOldInstances(ctx context.Context, pod *v1.Pod, rt *podRuntime, name string) {
+	insts := rt.instances(name)
+	for i, old := range insts {
+		if i == 0 || old.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, old.ID)); err != nil {
+			p.podLog(pod).WithError(err).WithField("container", name).Warn("removing old container instance")
+		}
+	}
+}
+
+// ensureImage makes the container's image available according to its pull policy and returns
+// the image ID to create the container from.
+func (p *Provider) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, isInit bool, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	policy := c.ImagePullPolicy
+	if policy == "" {
+		policy = cri.DefaultPullPolicy(c.Image)
+	}
+	img, err := p.rt.ImagePresence(ctx, c.Image)
+	if err != nil {
+		return "", &cri.ImageError{Reason: cri.ReasonInvalidImageName, Message: fmt.Sprintf("Failed to inspect image %q: %v", c.Image, err), Err: err}
+	}
+	present := img != nil
+	if !cri.NeedsPull(policy, present) {
+		if !present {
+			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+			p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventErrImageNeverPull, "%s", msg)
+			return "", &cri.ImageError{Reason: cri.ReasonErrImageNeverPull, Message: msg}
+		}
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventPulled, "Container image %q already present on machine", c.Image)
+		return img.Id, nil
+	}
+
+	key := string(pod.UID) + "/" + c.Image
+	if _, _, in := p.pulls.InBackoff(key, time.Now()); in {
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventBackOff, "%s", msg)
+		return "", &cri.ImageError{Reason: cri.ReasonImagePullBackOff, Message: msg}
+	}
+	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventPulling, "Pulling image %q", c.Image)
+	start := time.Now()
+	pctx, cancel := context.WithTimeout(ctx, pullTimeout)
+	defer cancel()
+	ref, err := p.rt.PullImage(pctx, c.Image, nil, sbCfg)
+	if err != nil {
+		p.pulls.Restarted(key, time.Now())
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Failed to pull image %q: %v", c.Image, err)
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %s", cri.ReasonErrImagePull)
+		return "", &cri.ImageError{Reason: cri.ReasonErrImagePull, Message: fmt.Sprintf("failed to pull image %q: %v", c.Image, err), Err: err}
+	}
+	took := time.Since(start)
+	size := uint64(0)
+	if img, err := p.rt.ImagePresence(ctx, ref); err == nil && img != nil {
+		size = img.GetSize()
+	}
+	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventPulled, "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", c.Image, took.Round(time.Millisecond), took.Round(time.Millisecond), size)
+	return ref, nil
+}

@@ -1,0 +1,230 @@
+// Package provider is vk-cri's virtual-kubelet provider: it runs the pods bound to its node on
+// a CRI runtime, the way the kubelet does.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/vk-cri/vk-cri/cri"
+)
+
+// Config is what the provider needs to know about its node.
+type Config struct {
+	NodeName string
+	// NodeIPs are the node's InternalIP addresses, reported as the pods' host IPs.
+	NodeIPs    []string
+	PodLogRoot string
+	CgroupRoot string
+	// ResolvConf is the file whose nameservers, search domains and options pods get.
+	ResolvConf string
+	// RelistPeriod is how often the runtime is listed to notice container changes.
+	RelistPeriod time.Duration
+	// ResyncPeriod is how often a pod with nothing pending is looked at anyway.
+	ResyncPeriod time.Duration
+}
+
+// Provider runs pods on a CRI runtime.
+type Provider struct {
+	cfg       Config
+	rt        *cri.Client
+	inspector *inspector
+	recorder  record.EventRecorder
+	log       *logrus.Entry
+	pods      *podStore
+	restarts  flowBackoff
+	pulls     flowBackoff
+	dns       dnsSource
+
+	notifyMu sync.RWMutex
+	notify   func(*v1.Pod)
+
+	// runCtx is the context workers run in; set by Start.
+	runCtx context.Context
+}
+
+// New builds a provider on a connected runtime. Start must be called before the node runs.
+func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.Entry) *Provider {
+	if cfg.RelistPeriod <= 0 {
+		cfg.RelistPeriod = time.Second
+	}
+	if cfg.ResyncPeriod <= 0 {
+		cfg.ResyncPeriod = 10 * time.Second
+	}
+	if cfg.PodLogRoot == "" {
+		cfg.PodLogRoot = "/var/log/pods"
+	}
+	if cfg.CgroupRoot == "" {
+		cfg.CgroupRoot = "/"
+	}
+	return &Provider{
+		cfg:       cfg,
+		rt:        rt,
+		inspector: newInspector(rt, cfg.NodeName),
+		recorder:  recorder,
+		log:       log.WithField("node", cfg.NodeName),
+		pods:      newPodStore(),
+		restarts:  newFlowBackoff(),
+		pulls:     newFlowBackoff(),
+		dns:       dnsSource{path: cfg.ResolvConf},
+	}
+}
+
+// Start adopts the pods this node already runs (after a restart of vk-cri) and starts the
+// relister. It returns once the runtime's current pods are known, so that the pod controller
+// that runs next finds them instead of creating them again.
+func (p *Provider) Start(ctx context.Context) error {
+	p.runCtx = ctx
+	lctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	pods, ids, err := p.inspector.listAll(lctx)
+	if err != nil {
+		return fmt.Errorf("listing this node's pods in the runtime: %w", err)
+	}
+	for uid := range pods {
+		rec, _ := p.pods.add(newPodRecord(ids[uid], nil))
+		p.startWorker(rec)
+	}
+	p.log.WithField("pods", len(pods)).Info("found this node's pods in the runtime")
+	go p.relistLoop(ctx, pods)
+	return nil
+}
+
+// NotifyPods registers the callback that carries status changes to the API server.
+func (p *Provider) NotifyPods(_ context.Context, cb func(*v1.Pod)) {
+	p.notifyMu.Lock()
+	p.notify = cb
+	p.notifyMu.Unlock()
+}
+
+func (p *Provider) publish(pod *v1.Pod) {
+	p.notifyMu.RLock()
+	cb := p.notify
+	p.notifyMu.RUnlock()
+	if cb != nil {
+		cb(pod)
+	}
+}
+
+func (p *Provider) podLog(pod *v1.Pod) *logrus.Entry {
+	return p.log.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "uid": pod.UID})
+}
+
+// CreatePod accepts a pod bound to this node; its worker starts it asynchronously.
+func (p *Provider) CreatePod(_ context.Context, pod *v1.Pod) error {
+	p.accept(pod)
+	return nil
+}
+
+// UpdatePod takes a new version of a pod's spec. A pod recreated under the same name has a new
+// UID: that is a new pod, and the old one is torn down.
+func (p *Provider) UpdatePod(_ context.Context, pod *v1.Pod) error {
+	p.accept(pod)
+	return nil
+}
+
+func (p *Provider) accept(pod *v1.Pod) {
+	pod = pod.DeepCopy()
+	id := podIdentity{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)}
+	// The API holds one pod per name: any other UID under this name is gone from it.
+	for _, old := range p.pods.byName(pod.Namespace, pod.Name) {
+		if old.uid != pod.UID {
+			p.requestDeletion(old, nil)
+		}
+	}
+	rec, added := p.pods.add(newPodRecord(id, pod))
+	if added {
+		p.podLog(pod).Info("pod accepted")
+		p.startWorker(rec)
+		return
+	}
+	rec.mu.Lock()
+	if rec.pod == nil {
+		// A pod found in the runtime at start-up, now claimed by the API: its last status there
+		// is where reporting resumes.
+		rec.status = pod.Status.DeepCopy()
+	}
+	rec.pod = pod
+	rec.mu.Unlock()
+	rec.poke()
+}
+
+// DeletePod stops the pod's containers within its grace period and removes them and the
+// sandbox; the worker then reports every container terminated.
+func (p *Provider) DeletePod(_ context.Context, pod *v1.Pod) error {
+	rec, ok := p.pods.get(pod.UID)
+	if !ok {
+		// virtual-kubelet may hand us a pod by name only (a dangling pod found by GetPods).
+		for _, r := range p.pods.byName(pod.Namespace, pod.Name) {
+			p.requestDeletion(r, pod)
+			ok = true
+		}
+		if !ok {
+			return errdefs.NotFoundf("pod %s/%s (%s) is not on this node", pod.Namespace, pod.Name, pod.UID)
+		}
+		return nil
+	}
+	p.requestDeletion(rec, pod)
+	return nil
+}
+
+func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
+	grace := int64(v1.DefaultTerminationGracePeriodSeconds)
+	rec.mu.Lock()
+	switch {
+	case pod != nil && pod.DeletionGracePeriodSeconds != nil:
+		grace = *pod.DeletionGracePeriodSeconds
+	case rec.pod != nil && rec.pod.Spec.TerminationGracePeriodSeconds != nil:
+		grace = *rec.pod.Spec.TerminationGracePeriodSeconds
+	}
+	if !rec.deleting || grace < rec.gracePeriod {
+		rec.gracePeriod = grace
+	}
+	rec.deleting = true
+	rec.mu.Unlock()
+	rec.poke()
+}
+
+// GetPod returns the pod of that name on this node, preferring one that is not being deleted.
+func (p *Provider) GetPod(_ context.Context, namespace, name string) (*v1.Pod, error) {
+	var found *podRecord
+	for _, r := range p.pods.byName(namespace, name) {
+		r.mu.Lock()
+		deleting := r.deleting
+		r.mu.Unlock()
+		if found == nil || !deleting {
+			found = r
+		}
+	}
+	if found == nil {
+		return nil, errdefs.NotFoundf("pod %s/%s is not on this node", namespace, name)
+	}
+	return found.view(), nil
+}
+
+// GetPodStatus returns the status last computed for the pod.
+func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*v1.PodStatus, error) {
+	pod, err := p.GetPod(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return &pod.Status, nil
+}
+
+// GetPods returns every pod this node runs, including pods found in the runtime that the API
+// has not claimed (virtual-kubelet deletes those).
+func (p *Provider) GetPods(context.Context) ([]*v1.Pod, error) {
+	recs := p.pods.list()
+	out := make([]*v1.Pod, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, r.view())
+	}
+	return out, nil
+}

@@ -1,0 +1,55 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// relistLoop lists the runtime every RelistPeriod and wakes the worker of each pod whose
+// sandboxes or containers changed, like the kubelet's PLEG. containerd 1.6 has no reliable
+// container event stream, so listing is the portable way to notice a container exit.
+func (p *Provider) relistLoop(ctx context.Context, initial map[string]*podRuntime) {
+	last := map[string]string{}
+	for uid, rt := range initial {
+		last[uid] = rt.fingerprint()
+	}
+	t := time.NewTicker(p.cfg.RelistPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lctx, cancel := context.WithTimeout(ctx, p.cfg.RelistPeriod*10)
+		pods, _, err := p.inspector.listAll(lctx)
+		cancel()
+		if err != nil {
+			p.log.WithError(err).Debug("relist failed")
+			continue
+		}
+		now := map[string]string{}
+		for uid, rt := range pods {
+			now[uid] = rt.fingerprint()
+		}
+		for uid, fp := range now {
+			if last[uid] != fp {
+				p.wakePod(types.UID(uid))
+			}
+		}
+		for uid := range last {
+			if _, ok := now[uid]; !ok {
+				p.wakePod(types.UID(uid))
+			}
+		}
+		last = now
+	}
+}
+
+func (p *Provider) wakePod(uid types.UID) {
+	if rec, ok := p.pods.get(uid); ok {
+		rec.poke()
+	}
+}

@@ -1,0 +1,282 @@
+package provider
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Pod condition reasons, as the kubelet writes them.
+const (
+	reasonPodCompleted             = "PodCompleted"
+	reasonPodFailed                = "PodFailed"
+	reasonContainersNotReady       = "ContainersNotReady"
+	reasonContainersNotInitialized = "ContainersNotInitialized"
+	reasonSandboxNotReady          = "PodSandboxNotReady"
+)
+
+// statusInput is everything status generation reads. It is a pure function of it.
+type statusInput struct {
+	Pod         *v1.Pod
+	Runtime     *podRuntime
+	RuntimeName string // prefix of container IDs, e.g. "containerd"
+	HostIPs     []string
+	// Reasons holds, per container name, why it is not running: the last start error or back-off.
+	Reasons map[string]waitingReason
+	// Terminal is true while the pod is torn down or after it finished: nothing will start again.
+	Terminal bool
+	Now      time.Time
+}
+
+func toContainerState(cs *containerState, id string) v1.ContainerState {
+	switch cs.State {
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)}}
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			ExitCode:    cs.ExitCode,
+			Reason:      cs.Reason,
+			Message:     cs.Message,
+			StartedAt:   metav1.NewTime(cs.StartedAt),
+			FinishedAt:  metav1.NewTime(cs.FinishedAt),
+			ContainerID: id,
+		}}
+	default:
+		return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{}}
+	}
+}
+
+// containerStatuses converts the runtime's instances of each container into API statuses: the
+// newest instance gives the state, the one before it the last termination state.
+func containerStatuses(in statusInput, containers []v1.Container, isInit bool) []v1.ContainerStatus {
+	defaultReason := reasonContainerCreating
+	if len(in.Pod.Spec.InitContainers) > 0 {
+		defaultReason = reasonPodInitializing
+	}
+	out := make([]v1.ContainerStatus, 0, len(containers))
+	for i := range containers {
+		c := &containers[i]
+		st := v1.ContainerStatus{
+			Name:    c.Name,
+			Image:   c.Image,
+			State:   v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
+			Started: new(bool),
+		}
+		insts := in.Runtime.instances(c.Name)
+		if len(insts) > 0 {
+			cur := insts[0]
+			st.ContainerID = in.RuntimeName + "://" + cur.ID
+			st.ImageID = cur.ImageRef
+			st.RestartCount = int32(cur.RestartCount)
+			st.State = toContainerState(cur, st.ContainerID)
+			running := cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING
+			*st.Started = running
+			if isInit {
+				st.Ready = cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0
+				if isSidecar(c) {
+					st.Ready = running
+				}
+			} else {
+				st.Ready = running
+			}
+			if len(insts) > 1 {
+				prev := insts[1]
+				st.LastTerminationState = toContainerState(prev, in.RuntimeName+"://"+prev.ID)
+			}
+		}
+		if r, ok := in.Reasons[c.Name]; ok && st.State.Running == nil && !in.Terminal {
+			if st.State.Terminated != nil {
+				st.LastTerminationState = st.State
+			}
+			st.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
+		}
+		out = append(out, st)
+	}
+	if !isInit {
+		// The kubelet lists regular containers by name.
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	}
+	return out
+}
+
+// generatePodStatus computes the pod's status as the kubelet would report it.
+func generatePodStatus(in statusInput) v1.PodStatus {
+	pod := in.Pod
+	old := pod.Status
+	s := v1.PodStatus{
+		QOSClass:           old.QOSClass,
+		StartTime:          old.StartTime,
+		ObservedGeneration: pod.Generation,
+	}
+	if s.StartTime == nil {
+		t := metav1.NewTime(in.Now)
+		s.StartTime = &t
+	}
+	for _, ip := range in.HostIPs {
+		s.HostIPs = append(s.HostIPs, v1.HostIP{IP: ip})
+	}
+	if len(in.HostIPs) > 0 {
+		s.HostIP = in.HostIPs[0]
+	}
+	s.PodIPs = podIPs(in, old)
+	if len(s.PodIPs) > 0 {
+		s.PodIP = s.PodIPs[0].IP
+	}
+
+	if len(pod.Spec.InitContainers) > 0 {
+		s.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers, true)
+	}
+	s.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, false)
+
+	initialized := initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, v1.PodPending)
+	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, in.Terminal, initialized.Status == v1.ConditionTrue)
+	// A pod that ran and was never going to run again keeps its last phase when re-reported.
+	if old.Phase == v1.PodSucceeded || old.Phase == v1.PodFailed {
+		s.Phase = old.Phase
+	}
+	initialized = initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
+	containersReady := containersReadyCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
+	ready := containersReady
+	ready.Type = v1.PodReady
+
+	conds := []v1.PodCondition{
+		sandboxReadyCondition(in),
+		initialized,
+		ready,
+		containersReady,
+	}
+	for _, c := range old.Conditions {
+		if c.Type == v1.PodScheduled {
+			conds = append(conds, c)
+		}
+	}
+	for i := range conds {
+		conds[i].ObservedGeneration = pod.Generation
+		conds[i].LastTransitionTime = transitionTime(old.Conditions, conds[i], in.Now)
+	}
+	s.Conditions = conds
+	return s
+}
+
+func podIPs(in statusInput, old v1.PodStatus) []v1.PodIP {
+	var ips []v1.PodIP
+	if in.Pod.Spec.HostNetwork {
+		for _, ip := range in.HostIPs {
+			ips = append(ips, v1.PodIP{IP: ip})
+		}
+		return ips
+	}
+	if sb := in.Runtime.newestSandbox(); sb != nil {
+		for _, ip := range sb.IPs {
+			ips = append(ips, v1.PodIP{IP: ip})
+		}
+	}
+	if len(ips) == 0 {
+		// A stopped sandbox no longer reports its address; the pod keeps the one it had.
+		return old.PodIPs
+	}
+	return ips
+}
+
+func transitionTime(old []v1.PodCondition, c v1.PodCondition, now time.Time) metav1.Time {
+	for _, o := range old {
+		if o.Type == c.Type && o.Status == c.Status && !o.LastTransitionTime.IsZero() {
+			return o.LastTransitionTime
+		}
+	}
+	return metav1.NewTime(now)
+}
+
+func sandboxReadyCondition(in statusInput) v1.PodCondition {
+	sb := in.Runtime.newestSandbox()
+	switch {
+	case sb == nil:
+		return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionFalse, Reason: reasonSandboxNotReady, Message: "no pod sandbox exists"}
+	case !sb.Ready:
+		return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionFalse, Reason: reasonSandboxNotReady, Message: "pod sandbox is not ready"}
+	case !in.Pod.Spec.HostNetwork && len(sb.IPs) == 0:
+		return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionFalse, Reason: reasonSandboxNotReady, Message: "pod sandbox has no IP address"}
+	}
+	return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue}
+}
+
+func anyRegularStarted(regular []v1.ContainerStatus) bool {
+	for _, s := range regular {
+		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func initializedCondition(pod *v1.Pod, init, regular []v1.ContainerStatus, phase v1.PodPhase) v1.PodCondition {
+	var unknown, incomplete []string
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		s, ok := findStatus(init, c.Name)
+		switch {
+		case !ok:
+			unknown = append(unknown, c.Name)
+		case isSidecar(c) && (s.Started == nil || !*s.Started):
+			incomplete = append(incomplete, c.Name)
+		case !isSidecar(c) && !s.Ready:
+			incomplete = append(incomplete, c.Name)
+		}
+	}
+	if phase == v1.PodSucceeded && len(unknown) == 0 {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue, Reason: reasonPodCompleted}
+	}
+	if anyRegularStarted(regular) {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+	}
+	if msg := listMessage(unknown, "unknown", incomplete, "incomplete"); msg != "" {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: reasonContainersNotInitialized, Message: msg}
+	}
+	return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+}
+
+func containersReadyCondition(pod *v1.Pod, init, regular []v1.ContainerStatus, phase v1.PodPhase) v1.PodCondition {
+	var unknown, unready []string
+	check := func(list []v1.ContainerStatus, name string) {
+		if s, ok := findStatus(list, name); !ok {
+			unknown = append(unknown, name)
+		} else if !s.Ready {
+			unready = append(unready, name)
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if isSidecar(&pod.Spec.InitContainers[i]) {
+			check(init, pod.Spec.InitContainers[i].Name)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		check(regular, pod.Spec.Containers[i].Name)
+	}
+	switch {
+	case phase == v1.PodFailed:
+		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: reasonPodFailed}
+	case phase == v1.PodSucceeded && len(unknown) == 0:
+		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: reasonPodCompleted}
+	}
+	if msg := listMessage(unknown, "unknown", unready, "unready"); msg != "" {
+		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: reasonContainersNotReady, Message: msg}
+	}
+	return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue}
+}
+
+// listMessage renders "containers with unknown status: [a b], containers with unready status: [c]".
+func listMessage(a []string, aWhat string, b []string, bWhat string) string {
+	var parts []string
+	if len(a) > 0 {
+		parts = append(parts, fmt.Sprintf("containers with %s status: %v", aWhat, a))
+	}
+	if len(b) > 0 {
+		parts = append(parts, fmt.Sprintf("containers with %s status: %v", bWhat, b))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,129 @@
+package provider
+
+import (
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// podRecord is vk-cri's view of one pod, keyed by UID. Its worker is the only writer of
+// status and reasons; API calls only set the spec and the deletion request, then wake it.
+type podRecord struct {
+	uid      types.UID
+	identity podIdentity
+
+	mu sync.Mutex
+	// pod is the spec the API gave; nil for a pod found in the runtime at start-up and not yet
+	// claimed by the API (a restart of vk-cri).
+	pod         *v1.Pod
+	status      *v1.PodStatus
+	reasons     map[string]waitingReason
+	deleting    bool
+	gracePeriod int64
+	// finished is set once the pod reached Succeeded or Failed and its sandbox was stopped.
+	finished bool
+
+	wake chan struct{}
+	done chan struct{}
+}
+
+func newPodRecord(id podIdentity, pod *v1.Pod) *podRecord {
+	r := &podRecord{
+		uid:      types.UID(id.UID),
+		identity: id,
+		pod:      pod,
+		reasons:  map[string]waitingReason{},
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	if pod != nil {
+		st := pod.Status.DeepCopy()
+		r.status = st
+	}
+	return r
+}
+
+// poke asks the worker for a sync without blocking.
+func (r *podRecord) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// view returns the pod as the provider reports it: the API's spec with our status.
+func (r *podRecord) view() *v1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var p *v1.Pod
+	if r.pod != nil {
+		p = r.pod.DeepCopy()
+	} else {
+		p = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: r.identity.Namespace, Name: r.identity.Name, UID: r.uid}}
+	}
+	if r.status != nil {
+		p.Status = *r.status.DeepCopy()
+	}
+	return p
+}
+
+// podStore holds the records of every pod this node runs.
+type podStore struct {
+	mu   sync.Mutex
+	byID map[types.UID]*podRecord
+}
+
+func newPodStore() *podStore {
+	return &podStore{byID: map[types.UID]*podRecord{}}
+}
+
+func (s *podStore) get(uid types.UID) (*podRecord, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.byID[uid]
+	return r, ok
+}
+
+// add stores r unless a record with its UID exists; it returns the stored record and
+// whether it was added.
+func (s *podStore) add(r *podRecord) (*podRecord, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.byID[r.uid]; ok {
+		return old, false
+	}
+	s.byID[r.uid] = r
+	return r, true
+}
+
+func (s *podStore) remove(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byID, uid)
+}
+
+func (s *podStore) list() []*podRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*podRecord, 0, len(s.byID))
+	for _, r := range s.byID {
+		out = append(out, r)
+	}
+	return out
+}
+
+// byName returns the records of a namespace/name, which may hold an old pod still being torn
+// down beside its successor.
+func (s *podStore) byName(namespace, name string) []*podRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*podRecord
+	for _, r := range s.byID {
+		if r.identity.Namespace == namespace && r.identity.Name == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}

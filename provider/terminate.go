@@ -1,0 +1,101 @@
+package provider
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/cri"
+)
+
+// stopContainer stops one container, giving it grace seconds between SIGTERM and SIGKILL.
+func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, id, name string, grace int64, why string) {
+	if pod != nil && pod.Spec.Containers != nil {
+		msg := "Stopping container " + name
+		if why != "" {
+			msg = "Container " + name + " " + why + ", will be restarted"
+		}
+		p.containerEvent(pod, name, isInitName(pod, name), v1.EventTypeNormal, eventKilling, "%s", msg)
+	}
+	// The runtime's own request timeout would cut a long grace period short.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(grace)*time.Second+time.Minute)
+	defer cancel()
+	if err := cri.IgnoreNotFound(p.rt.Runtime.StopContainer(sctx, id, grace)); err != nil {
+		p.log.WithError(err).WithFields(map[string]any{"container": name, "id": id}).Warn("stopping container")
+	}
+}
+
+// killContainers stops every running container of the pod at once, as the kubelet does.
+func (p *Provider) killContainers(ctx context.Context, pod *v1.Pod, containers []*containerState, grace int64, why string) {
+	var wg sync.WaitGroup
+	for _, c := range containers {
+		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING && c.State != runtimeapi.ContainerState_CONTAINER_CREATED {
+			continue
+		}
+		wg.Add(1)
+		go func(c *containerState) {
+			defer wg.Done()
+			p.stopContainer(ctx, pod, c.ID, c.Name, grace, why)
+		}(c)
+	}
+	wg.Wait()
+}
+
+// stopSandboxes stops the pod's sandboxes (and so its network), keeping them for inspection.
+func (p *Provider) stopSandboxes(ctx context.Context, pod *v1.Pod, rt *podRuntime) {
+	for _, sb := range rt.Sandboxes {
+		if !sb.Ready {
+			continue
+		}
+		if err := cri.IgnoreNotFound(p.rt.Runtime.StopPodSandbox(ctx, sb.ID)); err != nil {
+			p.log.WithError(err).WithFields(map[string]any{"pod": pod.Namespace + "/" + pod.Name, "sandbox": sb.ID}).Warn("stopping pod sandbox")
+		}
+	}
+}
+
+// terminatePod tears a deleted pod down: stop its containers within the grace period, report
+// them terminated, then remove containers and sandboxes. It reports the pod gone once the
+// runtime holds nothing of it.
+func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64) (time.Duration, bool) {
+	pod := rec.view()
+	log := p.podLog(pod)
+	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
+	if err != nil {
+		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
+		return runtimeRetry, false
+	}
+	if grace < 1 {
+		// A zero grace period means "as fast as possible", which still lets the process see SIGTERM
+		// for a moment, as with the kubelet's minimum.
+		grace = 1
+	}
+	p.killContainers(ctx, pod, rt.Containers, grace, "")
+	p.stopSandboxes(ctx, pod, rt)
+	if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
+		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
+		return runtimeRetry, false
+	}
+	rec.mu.Lock()
+	spec := rec.pod
+	rec.mu.Unlock()
+	if spec != nil {
+		p.reportStatus(rec, spec, rt, true)
+	}
+	for _, c := range rt.Containers {
+		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, c.ID)); err != nil {
+			log.WithError(err).WithField("container", c.Name).Warn("removing container")
+			return runtimeRetry, false
+		}
+	}
+	for _, sb := range rt.Sandboxes {
+		if err := cri.IgnoreNotFound(p.rt.Runtime.RemovePodSandbox(ctx, sb.ID)); err != nil {
+			log.WithError(err).WithField("sandbox", sb.ID).Warn("removing pod sandbox")
+			return runtimeRetry, false
+		}
+	}
+	log.Info("pod terminated and removed from the runtime")
+	return 0, true
+}

@@ -1,0 +1,128 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+)
+
+// runtimeRetry is how soon a sync that could not reach the runtime is tried again.
+const runtimeRetry = 2 * time.Second
+
+// startWorker runs the pod's worker: one goroutine per pod, so that one slow pod (an image
+// pull, a long grace period) never holds up another.
+func (p *Provider) startWorker(rec *podRecord) {
+	go func() {
+		defer close(rec.done)
+		ctx := p.runCtx
+		timer := time.NewTimer(0)
+		defer timer.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-rec.wake:
+			case <-timer.C:
+			}
+			next, gone := p.syncPod(ctx, rec)
+			if gone {
+				p.pods.remove(rec.uid)
+				return
+			}
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			timer.Reset(next)
+		}
+	}()
+}
+
+// syncPod brings one pod one step closer to its spec and reports its status. It returns when
+// to look again, and whether the pod is gone for good.
+func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Duration, gone bool) {
+	rec.mu.Lock()
+	pod := rec.pod
+	deleting, grace, finished := rec.deleting, rec.gracePeriod, rec.finished
+	rec.mu.Unlock()
+
+	if pod == nil && !deleting {
+		// Found in the runtime at start-up; wait until the API claims it or it is deleted.
+		return p.cfg.ResyncPeriod, false
+	}
+	if deleting {
+		return p.terminatePod(ctx, rec, grace)
+	}
+	log := p.podLog(pod)
+	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
+	if err != nil {
+		log.WithError(err).Warn("cannot read pod state from the runtime")
+		return runtimeRetry, false
+	}
+	next = p.cfg.ResyncPeriod
+	if !finished {
+		actions := computePodActions(pod, rt, p.restarts)
+		reasons, retry := p.execute(ctx, rec, pod, rt, actions)
+		rec.mu.Lock()
+		rec.reasons = reasons
+		rec.mu.Unlock()
+		next = minPositive(next, minPositive(actions.NextSync, retry))
+		if actions.changesRuntime() {
+			if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
+				log.WithError(err).Warn("cannot read pod state from the runtime")
+				return runtimeRetry, false
+			}
+		}
+	}
+	status := p.reportStatus(rec, pod, rt, finished)
+	if !finished && (status.Phase == v1.PodSucceeded || status.Phase == v1.PodFailed) {
+		// The kubelet stops a finished pod's sandbox; its containers stay for logs and status.
+		p.stopSandboxes(ctx, pod, rt)
+		rec.mu.Lock()
+		rec.finished = true
+		rec.mu.Unlock()
+		log.WithField("phase", status.Phase).Info("pod finished")
+	}
+	return next, false
+}
+
+// changesRuntime reports whether executing the actions touched the runtime.
+func (a podActions) changesRuntime() bool {
+	return a.KillPod || a.CreateSandbox || a.InitToStart >= 0 || len(a.ContainersToStart) > 0 || len(a.ContainersToKill) > 0
+}
+
+// reportStatus computes the pod's status and publishes it when it changed.
+func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal bool) *v1.PodStatus {
+	rec.mu.Lock()
+	in := pod.DeepCopy()
+	if rec.status != nil {
+		in.Status = *rec.status.DeepCopy()
+	}
+	reasons := rec.reasons
+	rec.mu.Unlock()
+
+	st := generatePodStatus(statusInput{
+		Pod:         in,
+		Runtime:     rt,
+		RuntimeName: p.rt.Version.GetRuntimeName(),
+		HostIPs:     p.cfg.NodeIPs,
+		Reasons:     reasons,
+		Terminal:    terminal,
+		Now:         time.Now(),
+	})
+
+	rec.mu.Lock()
+	changed := rec.status == nil || !equality.Semantic.DeepEqual(*rec.status, st)
+	rec.status = &st
+	rec.mu.Unlock()
+	if changed {
+		out := pod.DeepCopy()
+		out.Status = st
+		p.publish(out)
+	}
+	return &st
+}
