@@ -164,3 +164,13 @@ unmount_under() {
 
 # kubectl_admin ARGS...: the v1.37 kubectl with the admin kubeconfig.
 kubectl_admin() { "$KUBECTL" --kubeconfig "$PKI_DIR/admin.kubeconfig" "$@"; }
+
+# ---------------------------------------------------------------------------------------------
+# Local OCI registry (registry.sh) and the test images it serves, built offline by
+# hack/tools/registry from busybox-static and test/images/vktest.
+REGISTRY="127.0.0.1:$REGISTRY_PORT"
+PAUSE_IMAGE="$REGISTRY/vk-cri/pause:3.10"
+BUSYBOX_IMAGE="$REGISTRY/vk-cri/busybox:1.36"
+VKTEST_IMAGE="$REGISTRY/vk-cri/vktest:latest"
+HTTPD_IMAGE="$REGISTRY/vk-cri/httpd:latest"
+TOOLS_DIR="$CACHE_DIR/tools"
