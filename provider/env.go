@@ -11,6 +11,9 @@ import (
 // references that this version cannot resolve make the container wait with
 // CreateContainerConfigError rather than start with a wrong environment.
 func (p *Provider) containerEnv(pod *v1.Pod, c *v1.Container) ([]*runtimeapi.KeyValue, error) {
+	if err := checkMounts(pod, c); err != nil {
+		return nil, err
+	}
 	for _, e := range c.Env {
 		if e.ValueFrom != nil {
 			return nil, fmt.Errorf("env %q: valueFrom is not supported by this version of vk-cri", e.Name)

@@ -1,0 +1,41 @@
+# vk-cri: the two commands are `make demo` and `make test`.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.1.0-dev)
+LDFLAGS := -X main.version=$(VERSION)
+E2E_TIMEOUT ?= 40m
+
+.PHONY: all build test test-unit test-e2e stack-up stack-down demo demo-down clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/vk-cri ./cmd/vk-cri
+
+## test: unit tests, then end-to-end tests on the real local stack (installs and builds what it needs).
+test: test-unit test-e2e
+
+test-unit:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## test-e2e: brings the stack up if it is not, runs test/e2e against a fresh vk-cri node, and
+## takes down again what it brought up.
+test-e2e: build
+	E2E_TIMEOUT=$(E2E_TIMEOUT) hack/e2e.sh
+
+stack-up:
+	hack/stack-up.sh
+
+stack-down:
+	hack/stack-down.sh
+
+## demo: the local stack, a vk-cri node and example pods; prints what to try. Left running.
+demo: build
+	hack/demo.sh up
+
+demo-down:
+	hack/demo.sh down
+
+clean: demo-down
+	rm -rf bin
