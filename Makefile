@@ -1,7 +1,7 @@
 # vk-cri: the two commands are `make demo` and `make test`.
 SHELL := /bin/bash
 GO ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.1.0-dev)
+VERSION ?= v0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 E2E_TIMEOUT ?= 40m
 

@@ -168,7 +168,7 @@ func run(ctx context.Context, o *options) error {
 		nodeutil.AttachProviderRoutes(mux),
 		func(c *nodeutil.NodeConfig) error {
 			c.SkipDownwardAPIResolution = true
-			c.EventRecorder = recorder
+			c.EventRecorder = quietRecorder{}
 			c.HTTPListenAddr = net.JoinHostPort(o.Address, fmt.Sprint(o.Port))
 			c.Handler = mux
 			c.NumWorkers = o.Workers
