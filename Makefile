@@ -5,6 +5,9 @@ VERSION ?= v0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 E2E_TIMEOUT ?= 40m
 
+# Feature makefiles (reference node, compare, conformance, bench) add their targets here.
+-include mk/*.mk
+
 .PHONY: all build test test-unit test-e2e stack-up stack-down demo demo-down clean
 
 all: build
