@@ -6,6 +6,7 @@ LDFLAGS := -X main.version=$(VERSION)
 E2E_TIMEOUT ?= 40m
 
 # Feature makefiles (reference node, compare, conformance, bench) add their targets here.
+.DEFAULT_GOAL := all
 -include mk/*.mk
 
 .PHONY: all build test test-unit test-e2e stack-up stack-down demo demo-down clean
