@@ -51,6 +51,7 @@ following the upstream kubelet's behaviour.`,
 		},
 	}
 	o.addFlags(cmd.Flags())
+	cmd.AddCommand(newCompareCommand())
 	return cmd
 }
 

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/vk-cri/vk-cri/compare"
+)
+
+type compareOptions struct {
+	kubeconfig     string
+	nodeA, nodeB   string
+	scenarios      string
+	run            string
+	out            string
+	parallel       int
+	onlyMatching   bool
+	settle         time.Duration
+	keepNamespaces bool
+	check          bool
+	logLevel       string
+}
+
+func newCompareCommand() *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare --node-a NODE --node-b NODE [--scenarios DIR] [--run REGEX] [--out FILE]",
+		Short: "Run behaviour scenarios on two nodes at once and diff what happens",
+		Long: `compare runs each scenario (YAML files under --scenarios, recursively) on two nodes at the
+same time, each in a fresh namespace with its pods pinned to the node, records what happens
+(status timelines from a watch, events, logs, exec outputs, deletion times), normalises away what
+is volatile (times, UIDs, IPs, node names, namespaces, IDs) and diffs the two records.
+
+Lines starting with "-" are node A's, lines starting with "+" node B's. The run exits non-zero
+when a scenario differs or cannot be run; with --only-matching, scenarios marked "known" are
+skipped and only the others count.
+
+--check only loads and validates the scenario files.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCompare(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig with the rights to manage namespaces, pods, pods/exec, pods/log, events (default $KUBECONFIG)")
+	f.StringVar(&o.nodeA, "node-a", "", "node A (its lines are marked -)")
+	f.StringVar(&o.nodeB, "node-b", "", "node B (its lines are marked +)")
+	f.StringVar(&o.scenarios, "scenarios", "test/compare", "directory of scenario files, searched recursively")
+	f.StringVar(&o.run, "run", "", "only run scenarios whose category/name matches this regular expression")
+	f.StringVar(&o.out, "out", "", "write the whole result (both records and the diffs) as JSON to this file")
+	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once (each on both nodes)")
+	f.BoolVar(&o.onlyMatching, "only-matching", false, "skip scenarios marked known; fail only if another one differs")
+	f.DurationVar(&o.settle, "settle", 2*time.Second, "time given to events to reach the API server before they are collected")
+	f.BoolVar(&o.keepNamespaces, "keep-namespaces", false, "do not delete the scenarios' namespaces (for debugging)")
+	f.BoolVar(&o.check, "check", false, "only load and validate the scenarios, then exit")
+	f.StringVar(&o.logLevel, "log-level", "info", "progress log level on stderr (debug shows every step)")
+	return cmd
+}
+
+func runCompare(cmd *cobra.Command, o *compareOptions) error {
+	all, err := compare.LoadDir(o.scenarios)
+	if err != nil {
+		return err
+	}
+	var re *regexp.Regexp
+	if o.run != "" {
+		if re, err = regexp.Compile(o.run); err != nil {
+			return fmt.Errorf("--run: %w", err)
+		}
+	}
+	selected := compare.Select(all, re)
+	if len(selected) == 0 {
+		return fmt.Errorf("--run %q selects none of the %d scenarios", o.run, len(all))
+	}
+	out := cmd.OutOrStdout()
+	if o.check {
+		fmt.Fprintf(out, "%d scenarios valid (%d selected)\n", len(all), len(selected))
+		return nil
+	}
+	if o.nodeA == "" || o.nodeB == "" {
+		return errors.New("--node-a and --node-b are required")
+	}
+	if o.parallel < 1 {
+		return errors.New("--parallel must be at least 1")
+	}
+
+	logger := logrus.New()
+	logger.SetOutput(os.Stderr)
+	lvl, err := logrus.ParseLevel(o.logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger.SetLevel(lvl)
+	logger.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+
+	cfg, err := restConfig(o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "vk-cri-compare/" + version
+	cfg.QPS, cfg.Burst = 50, 100
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	r := &compare.Runner{
+		Client:         client,
+		Config:         cfg,
+		NodeA:          o.nodeA,
+		NodeB:          o.nodeB,
+		Settle:         o.settle,
+		KeepNamespaces: o.keepNamespaces,
+		Log:            logger,
+	}
+	ctx := cmd.Context()
+	if err := r.CheckNodes(ctx); err != nil {
+		return err
+	}
+	res := r.RunAll(ctx, selected, compare.RunOptions{Run: re, OnlyMatching: o.onlyMatching, Parallel: o.parallel, Report: out}, o.scenarios)
+	compare.PrintSummary(out, res)
+	if o.out != "" {
+		if err := res.WriteJSON(o.out); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		fmt.Fprintf(out, "result written to %s\n", o.out)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if res.Failed() {
+		return fmt.Errorf("scenarios differ (%s)", res.ScoreLine())
+	}
+	return nil
+}

@@ -1,0 +1,458 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// go test ./provider -run Golden -update rewrites the golden files from the current output.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// sandboxGoldenCase is one testdata/sandbox/*.yaml file: a pod and the node settings the
+// translation reads. DNS comes from testdata/resolv.conf through dnsSource.forPod.
+type sandboxGoldenCase struct {
+	Attempt    uint32 `json:"attempt"`
+	NodeName   string `json:"nodeName"`
+	PodLogRoot string `json:"podLogRoot"`
+	CgroupRoot string `json:"cgroupRoot"`
+	Pod        v1.Pod `json:"pod"`
+}
+
+// containerGoldenCase is one testdata/container/*.yaml file: a pod, the container of it to
+// translate (regular or init), and the facts of the start.
+type containerGoldenCase struct {
+	Container    string `json:"container"`
+	ImageRef     string `json:"imageRef"`
+	RestartCount int    `json:"restartCount"`
+	Owner        string `json:"owner"`
+	Pod          v1.Pod `json:"pod"`
+}
+
+// canonicalJSON re-indents JSON with sorted keys: protojson's whitespace is deliberately
+// unstable, so goldens are compared after this normalisation.
+func canonicalJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("invalid JSON: %v\n%s", err, b)
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, '\n')
+}
+
+func protoJSON(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	b, err := protojson.MarshalOptions{Multiline: true}.Marshal(m)
+	if err != nil {
+		t.Fatalf("protojson: %v", err)
+	}
+	return canonicalJSON(t, b)
+}
+
+// checkGolden compares got (canonical JSON) with the golden file, or rewrites it with -update.
+func checkGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	if w := canonicalJSON(t, want); !bytes.Equal(w, got) {
+		t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, lineDiff(string(w), string(got)))
+	}
+}
+
+// lineDiff is a minimal line-by-line difference, enough to spot a changed field.
+func lineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	n := max(len(wl), len(gl))
+	for i := 0; i < n; i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, w, g)
+		}
+	}
+	return b.String()
+}
+
+func readYAML(t *testing.T, path string, into any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(b, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func goldenInputs(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no inputs in testdata/%s", dir)
+	}
+	return files
+}
+
+func goldenPath(input string) string {
+	return strings.TrimSuffix(input, ".yaml") + ".golden.json"
+}
+
+func TestSandboxConfigGolden(t *testing.T) {
+	for _, in := range goldenInputs(t, "sandbox") {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			var tc sandboxGoldenCase
+			readYAML(t, in, &tc)
+			env := sandboxEnv{NodeName: tc.NodeName, PodLogRoot: tc.PodLogRoot, CgroupRoot: tc.CgroupRoot}
+			if env.NodeName == "" {
+				env.NodeName = "vk-node-1"
+			}
+			if env.PodLogRoot == "" {
+				env.PodLogRoot = "/var/log/pods"
+			}
+			if env.CgroupRoot == "" {
+				env.CgroupRoot = "/"
+			}
+			dns, err := dnsSource{path: filepath.Join("testdata", "resolv.conf")}.forPod(&tc.Pod)
+			if err != nil {
+				t.Fatalf("forPod: %v", err)
+			}
+			env.DNS = dns
+			before := tc.Pod.DeepCopy()
+			cfg := sandboxConfig(env, &tc.Pod, tc.Attempt)
+			checkGolden(t, goldenPath(in), protoJSON(t, cfg))
+			if !equalPods(before, &tc.Pod) {
+				t.Errorf("sandboxConfig modified the pod")
+			}
+		})
+	}
+}
+
+func TestContainerConfigGolden(t *testing.T) {
+	for _, in := range goldenInputs(t, "container") {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			var tc containerGoldenCase
+			readYAML(t, in, &tc)
+			c := findSpecContainer(&tc.Pod, tc.Container)
+			if c == nil {
+				t.Fatalf("no container %q in the pod", tc.Container)
+			}
+			owner := tc.Owner
+			if owner == "" {
+				owner = "vk-node-1"
+			}
+			cfg := containerConfig(owner, &tc.Pod, c, tc.ImageRef, tc.RestartCount, literalEnv(c))
+			checkGolden(t, goldenPath(in), protoJSON(t, cfg))
+		})
+	}
+}
+
+func findSpecContainer(pod *v1.Pod, name string) *v1.Container {
+	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+func equalPods(a, b *v1.Pod) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// The golden files pin whole configs; these check the rules behind a few fields directly.
+
+func TestPodHostname(t *testing.T) {
+	long := strings.Repeat("a", 62) + "-bcdef"      // cut at 63 ends with '-'
+	longDots := strings.Repeat("b", 61) + ".-.tail" // cut at 63 ends with ".-"
+	exact := strings.Repeat("c", 63)                // exactly 63: kept
+	over := strings.Repeat("d", 63) + "e"           // 64: cut to 63
+	cases := []struct {
+		name     string
+		podName  string
+		hostname string
+		hostNet  bool
+		want     string
+	}{
+		{"pod name", "web-0", "", false, "web-0"},
+		{"spec.hostname wins", "web-0", "db", false, "db"},
+		{"host network: empty", "web-0", "db", true, ""},
+		{"63 characters kept", exact, "", false, exact},
+		{"64 characters cut to 63", over, "", false, over[:63]},
+		{"trailing '-' after the cut is trimmed", long, "", false, strings.Repeat("a", 62)},
+		{"trailing '.' and '-' after the cut are trimmed", longDots, "", false, strings.Repeat("b", 61)},
+	}
+	for _, tc := range cases {
+		pod := testPod()
+		pod.Name, pod.Spec.Hostname, pod.Spec.HostNetwork = tc.podName, tc.hostname, tc.hostNet
+		if got := podHostname(pod); got != tc.want {
+			t.Errorf("%s: podHostname = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+
+	t.Run("hostnameOverride", func(t *testing.T) {
+		pod := testPod()
+		pod.Spec.HostnameOverride = ptrTo("custom.example")
+		got := podHostname(pod)
+		knownBugIf(t, got != "custom.example",
+			"spec.hostnameOverride (GA and locked on in v1.37) is ignored: the sandbox hostname is the pod name",
+			fmt.Sprintf("- custom.example\n+ %s", got))
+	})
+}
+
+// knownBugIf is knownBug for a plain condition.
+func knownBugIf(t *testing.T, differs bool, bug, diff string) {
+	t.Helper()
+	if !differs {
+		diff = ""
+	}
+	knownBug(t, bug, diff)
+}
+
+func TestPodCgroupParent(t *testing.T) {
+	cases := []struct {
+		root string
+		qos  v1.PodQOSClass
+		want string
+	}{
+		{"/", v1.PodQOSGuaranteed, "/kubepods/poduid-1"},
+		{"/", v1.PodQOSBurstable, "/kubepods/burstable/poduid-1"},
+		{"/", v1.PodQOSBestEffort, "/kubepods/besteffort/poduid-1"},
+		{"/", "", "/kubepods/besteffort/poduid-1"},
+		{"/vk-cri", v1.PodQOSBurstable, "/vk-cri/kubepods/burstable/poduid-1"},
+		{"/vk-cri/", v1.PodQOSGuaranteed, "/vk-cri/kubepods/poduid-1"},
+	}
+	for _, tc := range cases {
+		pod := testPod()
+		pod.Status.QOSClass = tc.qos
+		if got := podCgroupParent(tc.root, pod); got != tc.want {
+			t.Errorf("podCgroupParent(%q, %q) = %q, want %q", tc.root, tc.qos, got, tc.want)
+		}
+	}
+}
+
+func TestPodLogDir(t *testing.T) {
+	if got, want := podLogDir("/var/log/pods", testPod()), "/var/log/pods/default_web_uid-1"; got != want {
+		t.Errorf("podLogDir = %q, want %q", got, want)
+	}
+}
+
+func TestNamespaceOptions(t *testing.T) {
+	cases := []struct {
+		name string
+		mod  func(*v1.Pod)
+		want *runtimeapi.NamespaceOption
+	}{
+		{"defaults", func(*v1.Pod) {}, &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}},
+		{"hostNetwork", func(p *v1.Pod) { p.Spec.HostNetwork = true }, &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}},
+		{"hostIPC", func(p *v1.Pod) { p.Spec.HostIPC = true }, &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_NODE}},
+		{"hostPID", func(p *v1.Pod) { p.Spec.HostPID = true }, &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_NODE, Ipc: runtimeapi.NamespaceMode_POD}},
+		{"shareProcessNamespace", func(p *v1.Pod) { p.Spec.ShareProcessNamespace = ptrTo(true) }, &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_POD, Ipc: runtimeapi.NamespaceMode_POD}},
+		{"shareProcessNamespace false", func(p *v1.Pod) { p.Spec.ShareProcessNamespace = ptrTo(false) }, &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}},
+	}
+	for _, tc := range cases {
+		pod := testPod()
+		tc.mod(pod)
+		if got := namespaceOptions(pod); !proto.Equal(got, tc.want) {
+			t.Errorf("%s: namespaceOptions = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestAnyPrivileged(t *testing.T) {
+	priv := func(c v1.Container, p *bool) v1.Container {
+		c.SecurityContext = &v1.SecurityContext{Privileged: p}
+		return c
+	}
+	cases := []struct {
+		name string
+		pod  *v1.Pod
+		want bool
+	}{
+		{"none", testPod(), false},
+		{"security context without privileged", testPod(withContainers(priv(ctr("a"), nil))), false},
+		{"privileged false", testPod(withContainers(priv(ctr("a"), ptrTo(false)))), false},
+		{"regular container privileged", testPod(withContainers(ctr("a"), priv(ctr("b"), ptrTo(true)))), true},
+		{"init container privileged", testPod(withInit(priv(ctr("i"), ptrTo(true))), withContainers(ctr("a"))), true},
+	}
+	for _, tc := range cases {
+		if got := anyPrivileged(tc.pod); got != tc.want {
+			t.Errorf("%s: anyPrivileged = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestContainerHash(t *testing.T) {
+	base := ctr("a")
+	h := containerHash(&base)
+	if h == "" {
+		t.Fatal("empty hash")
+	}
+	if again := containerHash(&base); again != h {
+		t.Errorf("hash not stable: %q then %q", h, again)
+	}
+	other := base
+	other.Image = "a:2.0"
+	if containerHash(&other) == h {
+		t.Errorf("image change does not change the hash")
+	}
+	renamed := base
+	renamed.Name = "b"
+	if containerHash(&renamed) == h {
+		t.Errorf("name change does not change the hash")
+	}
+	cmd := base
+	cmd.Command = []string{"sleep", "1"}
+	cmd.Env = []v1.EnvVar{{Name: "X", Value: "1"}}
+	if containerHash(&cmd) != h {
+		t.Errorf("command/env change changes the hash; only the image may change on a live pod")
+	}
+	// The separator keeps name/image boundaries apart.
+	x, y := v1.Container{Name: "ab", Image: "c"}, v1.Container{Name: "a", Image: "bc"}
+	if containerHash(&x) == containerHash(&y) {
+		t.Errorf("hash(ab, c) == hash(a, bc)")
+	}
+}
+
+func TestContainerLogPath(t *testing.T) {
+	cases := []struct {
+		name string
+		n    int
+		want string
+	}{
+		{"app", 0, "app/0.log"},
+		{"app", 12, "app/12.log"},
+		{"init-db", 1, "init-db/1.log"},
+	}
+	for _, tc := range cases {
+		if got := containerLogPath(tc.name, tc.n); got != tc.want {
+			t.Errorf("containerLogPath(%q, %d) = %q, want %q", tc.name, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestLiteralEnv(t *testing.T) {
+	c := v1.Container{Env: []v1.EnvVar{
+		{Name: "A", Value: "1"},
+		{Name: "REF", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "EMPTY"},
+		{Name: "B", Value: "x=y"},
+	}}
+	got := literalEnv(&c)
+	want := []*runtimeapi.KeyValue{{Key: "A", Value: []byte("1")}, {Key: "EMPTY", Value: []byte("")}, {Key: "B", Value: []byte("x=y")}}
+	if len(got) != len(want) {
+		t.Fatalf("literalEnv = %v, want %v", got, want)
+	}
+	for i := range want {
+		if !proto.Equal(got[i], want[i]) {
+			t.Errorf("env[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if got := literalEnv(&v1.Container{}); got == nil || len(got) != 0 {
+		t.Errorf("literalEnv of no env = %#v, want an empty non-nil list", got)
+	}
+}
+
+func TestPortMappings(t *testing.T) {
+	pod := testPod(withInit(v1.Container{Name: "i", Ports: []v1.ContainerPort{{ContainerPort: 1, HostPort: 1}}}),
+		withContainers(
+			v1.Container{Name: "a", Ports: []v1.ContainerPort{
+				{ContainerPort: 80, HostPort: 8080},
+				{ContainerPort: 81},
+				{ContainerPort: 53, HostPort: 5353, Protocol: v1.ProtocolUDP, HostIP: "127.0.0.1"},
+			}},
+			v1.Container{Name: "b", Ports: []v1.ContainerPort{{ContainerPort: 9, HostPort: 9, Protocol: v1.ProtocolSCTP}}},
+		))
+	got := portMappings(pod)
+	want := []*runtimeapi.PortMapping{
+		{Protocol: runtimeapi.Protocol_TCP, ContainerPort: 80, HostPort: 8080},
+		{Protocol: runtimeapi.Protocol_UDP, ContainerPort: 53, HostPort: 5353, HostIp: "127.0.0.1"},
+		{Protocol: runtimeapi.Protocol_SCTP, ContainerPort: 9, HostPort: 9},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("portMappings = %v, want %v", got, want)
+	}
+	for i := range want {
+		if !proto.Equal(got[i], want[i]) {
+			t.Errorf("mapping %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// The pod- and container-level security settings combine as in the kubelet: the container's
+// runAsUser/runAsGroup win, the groups come from the pod.
+func TestContainerSecurityContext(t *testing.T) {
+	pod := testPod()
+	pod.Spec.SecurityContext = &v1.PodSecurityContext{
+		RunAsUser:          ptrTo(int64(1000)),
+		RunAsGroup:         ptrTo(int64(2000)),
+		FSGroup:            ptrTo(int64(3000)),
+		SupplementalGroups: []int64{4000, 4001},
+	}
+	c := ctr("a")
+	c.SecurityContext = &v1.SecurityContext{RunAsUser: ptrTo(int64(1)), ReadOnlyRootFilesystem: ptrTo(true)}
+	sc := containerSecurityContext(pod, &c)
+	if sc.RunAsUser.GetValue() != 1 {
+		t.Errorf("runAsUser = %v, want the container's 1", sc.RunAsUser)
+	}
+	if sc.RunAsGroup.GetValue() != 2000 {
+		t.Errorf("runAsGroup = %v, want the pod's 2000", sc.RunAsGroup)
+	}
+	if !sc.ReadonlyRootfs || sc.Privileged {
+		t.Errorf("readonlyRootfs = %v, privileged = %v", sc.ReadonlyRootfs, sc.Privileged)
+	}
+	groups := map[int64]bool{}
+	for _, g := range sc.SupplementalGroups {
+		groups[g] = true
+	}
+	for _, g := range []int64{3000, 4000, 4001} {
+		if !groups[g] {
+			t.Errorf("supplementalGroups %v lack %d", sc.SupplementalGroups, g)
+		}
+	}
+	if len(sc.SupplementalGroups) != 3 {
+		t.Errorf("supplementalGroups = %v, want 3 groups", sc.SupplementalGroups)
+	}
+
+	// No security context anywhere: only the namespaces.
+	sc = containerSecurityContext(testPod(), &v1.Container{Name: "x"})
+	want := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(testPod())}
+	if !proto.Equal(sc, want) {
+		t.Errorf("bare container security context = %v, want %v", sc, want)
+	}
+}
