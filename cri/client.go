@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
@@ -65,7 +66,10 @@ func RuntimeVersionString(v *runtimeapi.VersionResponse) string {
 		return ""
 	}
 	ver := v.RuntimeVersion
-	// containerd from distribution packages reports e.g. "1.6.20~ds1"; the kubelet reports it as given.
+	// The kubelet parses the version, so Debian's "1.6.20~ds1" is reported as "1.6.20".
+	if parsed, err := utilversion.ParseGeneric(ver); err == nil {
+		ver = parsed.String()
+	}
 	return v.RuntimeName + "://" + ver
 }
 

@@ -49,10 +49,7 @@ func (c *Client) PullImage(ctx context.Context, image string, auth *runtimeapi.A
 // DefaultPullPolicy is the policy the API server defaults to when a container gives none:
 // Always for an untagged or :latest image, IfNotPresent otherwise.
 func DefaultPullPolicy(image string) v1.PullPolicy {
-	if strings.Contains(image, "@") {
-		return v1.PullIfNotPresent
-	}
-	name := image
+	name, _, hasDigest := strings.Cut(image, "@")
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[i+1:]
 	}
@@ -60,7 +57,7 @@ func DefaultPullPolicy(image string) v1.PullPolicy {
 	if i := strings.LastIndex(name, ":"); i >= 0 {
 		tag = name[i+1:]
 	}
-	if tag == "" || tag == "latest" {
+	if tag == "latest" || (tag == "" && !hasDigest) {
 		return v1.PullAlways
 	}
 	return v1.PullIfNotPresent

@@ -42,6 +42,8 @@ type podActions struct {
 	SandboxAttempt uint32
 	// InitToStart is the index of the init container to start next, or -1.
 	InitToStart int
+	// SidecarsToStart are indexes into spec.initContainers of sidecars to restart.
+	SidecarsToStart []int
 	// ContainersToStart are indexes into spec.containers.
 	ContainersToStart []int
 	ContainersToKill  []killTarget
@@ -82,10 +84,11 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff) podAction
 		}
 	}
 
-	if !initDone(pod, rt) {
-		nextInit(pod, rt, bo, &a)
+	if !initDone(pod, rt, sb.ID) {
+		nextInit(pod, rt, sb.ID, bo, &a)
 		return a
 	}
+	sidecarActions(pod, rt, sb.ID, bo, &a)
 
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
@@ -136,11 +139,13 @@ func sandboxActions(pod *v1.Pod, rt *podRuntime, sb *sandboxState, a podActions)
 		}
 		toStart = append(toStart, i)
 	}
-	if len(toStart) == 0 && len(pod.Spec.InitContainers) == 0 {
+	if len(toStart) == 0 {
+		// Every container is done for good: no sandbox for nothing to run.
 		return a
 	}
 	a.CreateSandbox = true
 	if len(pod.Spec.InitContainers) > 0 {
+		// A new sandbox runs the init containers again, from the first.
 		a.InitToStart = 0
 		return a
 	}
@@ -148,38 +153,53 @@ func sandboxActions(pod *v1.Pod, rt *podRuntime, sb *sandboxState, a podActions)
 	return a
 }
 
-// initDone reports whether every regular init container has succeeded, or the main containers
-// already ran (their init containers may have been garbage-collected since).
-func initDone(pod *v1.Pod, rt *podRuntime) bool {
+// initDone reports whether the pod is initialised in sandbox sb: every regular init container
+// succeeded and every sidecar runs there, or a main container was already created there (its
+// init containers may have been garbage-collected since). Containers of older sandboxes don't
+// count: a new sandbox runs the init containers again.
+func initDone(pod *v1.Pod, rt *podRuntime, sb string) bool {
 	for i := range pod.Spec.Containers {
-		if rt.latest(pod.Spec.Containers[i].Name) != nil {
+		if rt.latestIn(pod.Spec.Containers[i].Name, sb) != nil {
 			return true
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		cur := rt.latest(pod.Spec.InitContainers[i].Name)
-		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || cur.ExitCode != 0 {
+		c := &pod.Spec.InitContainers[i]
+		cur := rt.latestIn(c.Name, sb)
+		switch {
+		case cur == nil:
+			return false
+		case isSidecar(c):
+			if cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				return false
+			}
+		case cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || cur.ExitCode != 0:
 			return false
 		}
 	}
 	return true
 }
 
-// nextInit picks the init container to run next, one at a time and in order.
-func nextInit(pod *v1.Pod, rt *podRuntime, bo restartBackoff, a *podActions) {
+// nextInit picks the init container to run next, one at a time and in order. A sidecar that
+// runs lets the next init container start; a regular one must have succeeded.
+func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, a *podActions) {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		cur := rt.latest(c.Name)
+		cur := rt.latestIn(c.Name, sb)
 		switch {
 		case cur == nil:
 			a.InitToStart = i
 			return
 		case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+			if isSidecar(c) {
+				continue
+			}
 			return
-		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0:
-			continue
 		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
-			if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+			if !isSidecar(c) && cur.ExitCode == 0 {
+				continue
+			}
+			if !isSidecar(c) && !shouldRestart(c, pod, cur.ExitCode) {
 				// The pod has failed; its status says so and termination stops the sandbox.
 				return
 			}
@@ -194,6 +214,32 @@ func nextInit(pod *v1.Pod, rt *podRuntime, bo restartBackoff, a *podActions) {
 			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "container not started"})
 			a.InitToStart = i
 			return
+		}
+	}
+}
+
+// sidecarActions restarts sidecars that stopped after the pod was initialised.
+func sidecarActions(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, a *podActions) {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if !isSidecar(c) {
+			continue
+		}
+		cur := rt.latestIn(c.Name, sb)
+		switch {
+		case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+		case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
+			if period, remaining, ok := inBackoff(bo, pod, c.Name, cur); ok {
+				a.Backoff[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: crashLoopMessage(pod, c.Name, period)}
+				a.NextSync = minPositive(a.NextSync, remaining)
+				continue
+			}
+			a.SidecarsToStart = append(a.SidecarsToStart, i)
+		default:
+			if cur != nil {
+				a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "container not started"})
+			}
+			a.SidecarsToStart = append(a.SidecarsToStart, i)
 		}
 	}
 }

@@ -523,7 +523,7 @@ func TestComputePodActions(t *testing.T) {
 			name: "sidecar exited after initialization: restarted",
 			pod:  testPod(withInit(side), withContainers(a)),
 			rt:   rtOf(sbs(s1), exited(side, "c-side", "s1", 0), running(a, "c-a", "s1")),
-			want: podActions{SandboxID: "s1", InitToStart: 0},
+			want: podActions{SandboxID: "s1", InitToStart: -1, SidecarsToStart: []int{0}},
 			bug:  "exited sidecars are never restarted (exit 0 is taken as a completed init container; once regular containers exist init containers are not looked at)",
 		},
 		{

@@ -59,10 +59,10 @@ func containerSecurityContext(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxCon
 		if psc.RunAsGroup != nil {
 			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
 		}
-		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
 		if psc.FSGroup != nil {
 			sc.SupplementalGroups = append(sc.SupplementalGroups, *psc.FSGroup)
 		}
+		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
 	}
 	if csc := c.SecurityContext; csc != nil {
 		if csc.RunAsUser != nil {

@@ -35,9 +35,15 @@ func parseResolvConf(r io.Reader) (*runtimeapi.DNSConfig, error) {
 		case "nameserver":
 			cfg.Servers = append(cfg.Servers, f[1])
 		case "search":
-			cfg.Searches = f[1:]
+			cfg.Searches = nil
+			for _, d := range f[1:] {
+				// "example.com." and "example.com" are the same domain; "." alone is none.
+				if d = strings.TrimSuffix(d, "."); d != "" {
+					cfg.Searches = append(cfg.Searches, d)
+				}
+			}
 		case "options":
-			cfg.Options = append(cfg.Options, f[1:]...)
+			cfg.Options = mergeOptions(cfg.Options, f[1:]...)
 		}
 	}
 	return cfg, sc.Err()
@@ -65,10 +71,30 @@ func (d dnsSource) forPod(pod *v1.Pod) (*runtimeapi.DNSConfig, error) {
 			if o.Value != nil {
 				opt += ":" + *o.Value
 			}
-			cfg.Options = appendMissing(cfg.Options, opt)
+			cfg.Options = mergeOptions(cfg.Options, opt)
 		}
 	}
 	return cfg, nil
+}
+
+// mergeOptions adds resolver options; an option already present by name ("ndots" of
+// "ndots:5") takes the new value in its old place.
+func mergeOptions(list []string, opts ...string) []string {
+	for _, o := range opts {
+		name, _, _ := strings.Cut(o, ":")
+		replaced := false
+		for i, l := range list {
+			if n, _, _ := strings.Cut(l, ":"); n == name {
+				list[i] = o
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			list = append(list, o)
+		}
+	}
+	return list
 }
 
 func appendMissing(list []string, items ...string) []string {

@@ -74,6 +74,9 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	if a.InitToStart >= 0 {
 		start(&pod.Spec.InitContainers[a.InitToStart], true)
 	}
+	for _, i := range a.SidecarsToStart {
+		start(&pod.Spec.InitContainers[i], true)
+	}
 	for _, i := range a.ContainersToStart {
 		start(&pod.Spec.Containers[i], false)
 	}

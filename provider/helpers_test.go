@@ -189,13 +189,11 @@ func sbs(s ...*sandboxState) []*sandboxState { return s }
 
 func ptrTo[T any](v T) *T { return &v }
 
-// knownBug marks a table row whose expectation is the kubelet's behaviour, which the code under
-// test does not have yet: the row is skipped (with the difference) while the bug is there.
+// knownBug checks a table row that once reproduced a difference from the kubelet (bug says
+// which); the difference is fixed, so any diff now is a regression.
 func knownBug(t *testing.T, bug, diff string) {
 	t.Helper()
-	if diff == "" {
-		t.Logf("known bug no longer reproduces, the marker can go: %s", bug)
-		return
+	if diff != "" {
+		t.Errorf("regression of a fixed difference from the kubelet: %s\n(-kubelet +vk-cri):\n%s", bug, diff)
 	}
-	t.Skipf("KNOWN BUG (kubelet differs): %s\n(-kubelet +vk-cri):\n%s", bug, diff)
 }

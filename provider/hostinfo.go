@@ -115,7 +115,7 @@ func (h hostFacts) resources(maxPods int) (capacity, allocatable v1.ResourceList
 		"hugepages-2Mi":             *resource.NewQuantity(0, resource.BinarySI),
 	}
 	allocatable = capacity.DeepCopy()
-	allocatable[v1.ResourceMemory] = *resource.NewQuantity(h.MemoryBytes-evictionMemoryBytes, resource.BinarySI)
+	allocatable[v1.ResourceMemory] = *resource.NewQuantity(max(h.MemoryBytes-evictionMemoryBytes, 0), resource.BinarySI)
 	storage := h.StorageBytes - h.StorageBytes*evictionNodefsPercent/100
 	allocatable[v1.ResourceEphemeralStorage] = *resource.NewQuantity(storage, resource.BinarySI)
 	return capacity, allocatable

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -190,13 +191,18 @@ func runtimeProblem(st *runtimeapi.RuntimeStatus, statusErr error) string {
 			netReady = c
 		}
 	}
+	// Both problems are reported, in the kubelet's aggregate error form "[a, b]".
+	var problems []error
 	if rtReady == nil || !rtReady.Status {
-		return fmt.Sprintf("container runtime not ready: %s", describeCondition(runtimeapi.RuntimeReady, rtReady))
+		problems = append(problems, fmt.Errorf("container runtime not ready: %s", describeCondition(runtimeapi.RuntimeReady, rtReady)))
 	}
 	if netReady == nil || !netReady.Status {
-		return fmt.Sprintf("container runtime network not ready: %s", describeCondition(runtimeapi.NetworkReady, netReady))
+		problems = append(problems, fmt.Errorf("container runtime network not ready: %s", describeCondition(runtimeapi.NetworkReady, netReady)))
 	}
-	return ""
+	if len(problems) == 0 {
+		return ""
+	}
+	return utilerrors.NewAggregate(problems).Error()
 }
 
 func describeCondition(typ string, c *runtimeapi.RuntimeCondition) string {

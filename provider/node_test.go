@@ -62,7 +62,8 @@ func TestRuntimeProblem(t *testing.T) {
 		{
 			name: "no conditions reported",
 			st:   runtimeStatusOf(),
-			want: "container runtime not ready: RuntimeReady=false reason:missing message:the runtime did not report it",
+			want: "[container runtime not ready: RuntimeReady=false reason:missing message:the runtime did not report it, " +
+				"container runtime network not ready: NetworkReady=false reason:missing message:the runtime did not report it]",
 		},
 		{
 			name: "RuntimeReady false",

@@ -91,7 +91,9 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initial
 			continue
 		}
 		stopped++
-		if code == 0 {
+		// Only a container that is terminated now counts as succeeded; one waiting to run again
+		// after exit 0 does not (the kubelet counts them this way).
+		if code == 0 && s.State.Terminated != nil {
 			succeeded++
 		}
 		if !shouldRestart(c, pod, code) {

@@ -150,6 +150,8 @@ func (p *Provider) accept(pod *v1.Pod) {
 		// A pod found in the runtime at start-up, now claimed by the API: its last status there
 		// is where reporting resumes.
 		rec.status = pod.Status.DeepCopy()
+		// A pod that finished before vk-cri restarted never runs again.
+		rec.finished = isTerminalPhase(pod.Status.Phase)
 	}
 	rec.pod = pod
 	rec.mu.Unlock()

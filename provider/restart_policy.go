@@ -41,8 +41,11 @@ func matchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRu
 // default in the kubelet v1.37).
 func shouldRestart(c *v1.Container, pod *v1.Pod, exitCode int32) bool {
 	if c.RestartPolicy != nil {
-		if rule, ok := matchingRestartRule(c, exitCode); ok && rule.Action == v1.ContainerRestartRuleActionRestart {
-			return true
+		if rule, ok := matchingRestartRule(c, exitCode); ok {
+			switch rule.Action {
+			case v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleActionRestartAllContainers:
+				return true
+			}
 		}
 		switch *c.RestartPolicy {
 		case v1.ContainerRestartPolicyAlways:

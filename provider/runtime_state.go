@@ -88,18 +88,15 @@ func (r *podRuntime) latest(name string) *containerState {
 	return nil
 }
 
-func (r *podRuntime) anyRunning() bool {
+// latestIn is the newest instance of the named container in sandbox sb, or nil.
+func (r *podRuntime) latestIn(name, sb string) *containerState {
 	if r == nil {
-		return false
+		return nil
 	}
 	for _, c := range r.Containers {
-		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			return true
+		if c.Name == name && c.SandboxID == sb {
+			return c
 		}
 	}
-	return false
-}
-
-func (r *podRuntime) empty() bool {
-	return r == nil || (len(r.Sandboxes) == 0 && len(r.Containers) == 0)
+	return nil
 }

@@ -32,7 +32,10 @@ func podHostname(pod *v1.Pod) string {
 		return ""
 	}
 	name := pod.Name
-	if pod.Spec.Hostname != "" {
+	switch {
+	case pod.Spec.HostnameOverride != nil && *pod.Spec.HostnameOverride != "":
+		return *pod.Spec.HostnameOverride
+	case pod.Spec.Hostname != "":
 		name = pod.Spec.Hostname
 	}
 	if len(name) > 63 {
@@ -149,10 +152,10 @@ func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) *runtimeapi.PodS
 		if psc.RunAsGroup != nil {
 			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
 		}
-		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
 		if psc.FSGroup != nil {
 			sc.SupplementalGroups = append(sc.SupplementalGroups, *psc.FSGroup)
 		}
+		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
 		if len(psc.Sysctls) > 0 {
 			cfg.Linux.Sysctls = make(map[string]string, len(psc.Sysctls))
 			for _, s := range psc.Sysctls {

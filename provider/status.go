@@ -141,26 +141,66 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 	}
 	initialized = initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
 	containersReady := containersReadyCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
-	ready := containersReady
-	ready.Type = v1.PodReady
+	ready := readyCondition(pod, old.Conditions, containersReady)
 
-	conds := []v1.PodCondition{
+	// Conditions the kubelet does not own (readiness gates, DisruptionTarget ...) are kept as
+	// others wrote them, first, as the kubelet's status manager orders them.
+	var conds []v1.PodCondition
+	for _, c := range old.Conditions {
+		if !kubeletOwnedCondition(c.Type) {
+			conds = append(conds, c)
+		}
+	}
+	owned := len(conds)
+	conds = append(conds,
 		sandboxReadyCondition(in),
 		initialized,
 		ready,
 		containersReady,
-	}
-	for _, c := range old.Conditions {
-		if c.Type == v1.PodScheduled {
-			conds = append(conds, c)
-		}
-	}
-	for i := range conds {
+		v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue},
+	)
+	for i := owned; i < len(conds); i++ {
 		conds[i].ObservedGeneration = pod.Generation
 		conds[i].LastTransitionTime = transitionTime(old.Conditions, conds[i], in.Now)
 	}
 	s.Conditions = conds
 	return s
+}
+
+func kubeletOwnedCondition(t v1.PodConditionType) bool {
+	switch t {
+	case v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady, v1.PodScheduled:
+		return true
+	}
+	return false
+}
+
+// readyCondition is ContainersReady, unless a readiness gate's condition is missing or not True.
+func readyCondition(pod *v1.Pod, conds []v1.PodCondition, containersReady v1.PodCondition) v1.PodCondition {
+	ready := containersReady
+	ready.Type = v1.PodReady
+	if ready.Status != v1.ConditionTrue {
+		return ready
+	}
+	var msgs []string
+	for _, g := range pod.Spec.ReadinessGates {
+		var found *v1.PodCondition
+		for i := range conds {
+			if conds[i].Type == g.ConditionType {
+				found = &conds[i]
+			}
+		}
+		switch {
+		case found == nil:
+			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(g.ConditionType)))
+		case found.Status != v1.ConditionTrue:
+			msgs = append(msgs, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", string(g.ConditionType), found.Status))
+		}
+	}
+	if len(msgs) > 0 {
+		return v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ReadinessGatesNotReady", Message: strings.Join(msgs, ", ")}
+	}
+	return ready
 }
 
 func podIPs(in statusInput, old v1.PodStatus) []v1.PodIP {

@@ -68,6 +68,7 @@ func TestGeneratePodStatusRunningPodFull(t *testing.T) {
 			{Type: v1.PodInitialized, Status: v1.ConditionTrue, ObservedGeneration: 3, LastTransitionTime: now},
 			{Type: v1.PodReady, Status: v1.ConditionTrue, ObservedGeneration: 3, LastTransitionTime: now},
 			{Type: v1.ContainersReady, Status: v1.ConditionTrue, ObservedGeneration: 3, LastTransitionTime: now},
+			{Type: v1.PodScheduled, Status: v1.ConditionTrue, ObservedGeneration: 3, LastTransitionTime: now},
 		},
 		ContainerStatuses: []v1.ContainerStatus{{
 			Name:        "a",
@@ -562,7 +563,6 @@ func TestGeneratePodStatusConditions(t *testing.T) {
 				{v1.PodInitialized, v1.ConditionTrue, "", ""},
 				{v1.PodReady, v1.ConditionTrue, "", ""},
 				{v1.ContainersReady, v1.ConditionTrue, "", ""},
-				{v1.PodScheduled, v1.ConditionTrue, "", ""},
 			},
 		},
 		{
@@ -604,7 +604,6 @@ func TestGeneratePodStatusConditions(t *testing.T) {
 				{v1.PodInitialized, v1.ConditionTrue, "", ""},
 				{v1.PodReady, v1.ConditionTrue, "", ""},
 				{v1.ContainersReady, v1.ConditionTrue, "", ""},
-				{v1.PodScheduled, v1.ConditionTrue, "", ""},
 			},
 			bug: "generatePodStatus drops every old condition except PodScheduled; the kubelet keeps conditions it does not own (readiness gates, DisruptionTarget), first in the list",
 		},
@@ -628,7 +627,9 @@ func TestGeneratePodStatusConditions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := generatePodStatus(tc.in)
-			diff := cmp.Diff(tc.want, summarize(st.Conditions))
+			// The kubelet always reports PodScheduled True last.
+			want := append(append([]condSummary{}, tc.want...), condSummary{v1.PodScheduled, v1.ConditionTrue, "", ""})
+			diff := cmp.Diff(want, summarize(st.Conditions))
 			if st.Phase != tc.wantPhase {
 				diff += "\nphase: -" + string(tc.wantPhase) + " +" + string(st.Phase)
 			}

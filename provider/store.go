@@ -39,8 +39,8 @@ func newPodRecord(id podIdentity, pod *v1.Pod) *podRecord {
 		done:     make(chan struct{}),
 	}
 	if pod != nil {
-		st := pod.Status.DeepCopy()
-		r.status = st
+		r.status = pod.Status.DeepCopy()
+		r.finished = isTerminalPhase(pod.Status.Phase)
 	}
 	return r
 }
@@ -67,6 +67,10 @@ func (r *podRecord) view() *v1.Pod {
 		p.Status = *r.status.DeepCopy()
 	}
 	return p
+}
+
+func isTerminalPhase(p v1.PodPhase) bool {
+	return p == v1.PodSucceeded || p == v1.PodFailed
 }
 
 // podStore holds the records of every pod this node runs.

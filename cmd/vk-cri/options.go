@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -80,7 +82,8 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	if err != nil {
 		return fmt.Errorf("reading config file: %w", err)
 	}
-	var settings map[string]any
+	// Raw JSON values keep numbers as written (1000000, not 1e+06).
+	var settings map[string]json.RawMessage
 	if err := yaml.Unmarshal(data, &settings); err != nil {
 		return fmt.Errorf("parsing config file %s: %w", path, err)
 	}
@@ -92,11 +95,32 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		if f.Changed {
 			continue
 		}
-		if err := fs.Set(key, fmt.Sprint(value)); err != nil {
+		if err := fs.Set(key, settingValue(value)); err != nil {
 			return fmt.Errorf("config file %s: setting %q: %w", path, key, err)
 		}
 	}
 	return nil
+}
+
+// settingValue renders a config file value as a flag value: strings unquoted, null as empty,
+// lists comma-separated, numbers and booleans as written.
+func settingValue(raw json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err == nil {
+		parts := make([]string, len(list))
+		for i, item := range list {
+			parts[i] = settingValue(item)
+		}
+		return strings.Join(parts, ",")
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
 }
 
 func (o *options) validate() error {
@@ -111,6 +135,9 @@ func (o *options) validate() error {
 	}
 	if o.MaxPods <= 0 {
 		return fmt.Errorf("--max-pods must be positive")
+	}
+	if o.Workers <= 0 {
+		return fmt.Errorf("--workers must be positive")
 	}
 	switch o.LogFormat {
 	case "text", "json":

@@ -201,7 +201,7 @@ func TestApplyConfigFile(t *testing.T) {
 					tc.check(rec, o)
 				}
 				if rec.failed {
-					t.Skipf("KNOWN BUG: %s\n%s", tc.bug, rec.msgs)
+					t.Errorf("regression of a fixed bug: %s\n%s", tc.bug, rec.msgs)
 				}
 				t.Logf("known bug no longer reproduces: %s", tc.bug)
 				return
@@ -290,7 +290,7 @@ func TestValidate(t *testing.T) {
 			ok := (tc.wantErr == "" && err == nil) || (tc.wantErr != "" && err != nil && strings.Contains(err.Error(), tc.wantErr))
 			if tc.bug != "" {
 				if !ok {
-					t.Skipf("KNOWN BUG: %s (validate = %v)", tc.bug, err)
+					t.Errorf("regression of a fixed bug: %s (validate = %v)", tc.bug, err)
 				}
 				return
 			}
