@@ -6,6 +6,10 @@
 #   hack/pki.sh serving-cert NAME IP...
 #                                     a kubelet-API serving cert for node NAME, signed by the
 #                                     cluster CA, in $PKI_DIR/serving-NAME.{crt,key}
+#   hack/pki.sh node-client-cert NAME
+#                                     an upstream kubelet's client cert for node NAME
+#                                     (CN=system:node:NAME, O=system:nodes: the Node authorizer's
+#                                     identity) and $PKI_DIR/kubelet-NAME.kubeconfig
 #
 # etcd listens on plain http on 127.0.0.1 only, so it has no certificates.
 #
@@ -162,8 +166,21 @@ serving_cert() {
   echo "$PKI_DIR/serving-$name.crt"
 }
 
+# node_client_cert NAME: kubelet-NAME.{crt,key,kubeconfig} for an upstream kubelet registering as
+# node NAME (used by hack/ref.sh); prints the kubeconfig's path.
+node_client_cert() {
+  local name=${1:-}
+  [[ -n "$name" && "$name" =~ ^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$ ]] || die "usage: $0 node-client-cert NAME"
+  [[ -f "$PKI_DIR/ca.crt" ]] || all
+  new_cert ca "kubelet-$name" "/O=system:nodes/CN=system:node:$name" client
+  kubeconfig "kubelet-$name" "system:node:$name"
+  chmod 644 "$PKI_DIR/kubelet-$name.crt"
+  echo "$PKI_DIR/kubelet-$name.kubeconfig"
+}
+
 case "${1:-all}" in
   all) all ;;
   serving-cert) shift; serving_cert "$@" ;;
+  node-client-cert) shift; node_client_cert "$@" ;;
   *) die "usage: $0 [all] | serving-cert NAME IP..." ;;
 esac

@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	v1 "k8s.io/api/core/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/vk-cri/vk-cri/cri"
@@ -29,6 +30,9 @@ type Config struct {
 	RelistPeriod time.Duration
 	// ResyncPeriod is how often a pod with nothing pending is looked at anyway.
 	ResyncPeriod time.Duration
+	// Pods, when set, lets vk-cri remove a terminated pod from the API at once, as the kubelet
+	// does, instead of virtual-kubelet's removal at the end of the grace period.
+	Pods corev1client.PodsGetter
 }
 
 // Provider runs pods on a CRI runtime.
@@ -188,6 +192,9 @@ func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 	}
 	if !rec.deleting || grace < rec.gracePeriod {
 		rec.gracePeriod = grace
+	}
+	if pod != nil && pod.DeletionTimestamp != nil {
+		rec.deletedInAPI = true
 	}
 	rec.deleting = true
 	rec.mu.Unlock()

@@ -22,6 +22,9 @@ type podRecord struct {
 	reasons     map[string]waitingReason
 	deleting    bool
 	gracePeriod int64
+	// deletedInAPI is set when the API asked for the deletion (the pod has a deletion
+	// timestamp there), so the pod is removed from the API once terminated.
+	deletedInAPI bool
 	// finished is set once the pod reached Succeeded or Failed and its sandbox was stopped.
 	finished bool
 

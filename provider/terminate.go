@@ -6,6 +6,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
@@ -79,7 +82,7 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 		return runtimeRetry, false
 	}
 	rec.mu.Lock()
-	spec := rec.pod
+	spec, deletedInAPI := rec.pod, rec.deletedInAPI
 	rec.mu.Unlock()
 	if spec != nil {
 		p.reportStatus(rec, spec, rt, true)
@@ -97,5 +100,38 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 		}
 	}
 	log.Info("pod terminated and removed from the runtime")
+	if deletedInAPI {
+		go p.removeFromAPI(context.WithoutCancel(ctx), pod)
+	}
 	return 0, true
+}
+
+// removeFromAPI deletes a terminated pod from the API as the kubelet's status manager does:
+// once the API shows its containers stopped (or after a short wait for that), with grace 0 and
+// the pod's UID as precondition so that a successor of the same name is never touched.
+func (p *Provider) removeFromAPI(ctx context.Context, pod *v1.Pod) {
+	if p.cfg.Pods == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	client := p.cfg.Pods.Pods(pod.Namespace)
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Second, true, func(ctx context.Context) (bool, error) {
+		cur, err := client.Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil || cur.UID != pod.UID {
+			return true, nil
+		}
+		for _, cs := range cur.Status.ContainerStatuses {
+			if cs.State.Running != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	zero := int64(0)
+	uid := pod.UID
+	err := client.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		p.podLog(pod).WithError(err).Warn("removing the terminated pod from the API")
+	}
 }

@@ -136,6 +136,7 @@ func run(ctx context.Context, o *options) error {
 		PodLogRoot: o.PodLogDir,
 		CgroupRoot: o.CgroupRoot,
 		ResolvConf: o.ResolvConf,
+		Pods:       client.CoreV1(),
 	}, rt, recorder, entry)
 
 	mux := http.NewServeMux()
