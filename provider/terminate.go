@@ -116,10 +116,15 @@ func (p *Provider) removeFromAPI(ctx context.Context, pod *v1.Pod) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	client := p.cfg.Pods.Pods(pod.Namespace)
+	gone := false
 	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Second, true, func(ctx context.Context) (bool, error) {
 		cur, err := client.Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil || cur.UID != pod.UID {
+		if apierrors.IsNotFound(err) || (err == nil && cur.UID != pod.UID) {
+			gone = true
 			return true, nil
+		}
+		if err != nil {
+			return false, nil
 		}
 		for _, cs := range cur.Status.ContainerStatuses {
 			if cs.State.Running != nil {
@@ -128,6 +133,9 @@ func (p *Provider) removeFromAPI(ctx context.Context, pod *v1.Pod) {
 		}
 		return true, nil
 	})
+	if gone {
+		return
+	}
 	zero := int64(0)
 	uid := pod.UID
 	err := client.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})

@@ -120,6 +120,22 @@ func TestDeleteRemovesContainersAndSandbox(t *testing.T) {
 	}
 }
 
+// The kubelet removes a pod from the API as soon as its containers have stopped, not at the end
+// of the grace period.
+func TestDeletedPodLeavesTheAPIOnceItsContainersStop(t *testing.T) {
+	ns := newNamespace(t)
+	pod := basePod("quick", serverContainer("web"))
+	grace := int64(120)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	createPod(t, ns, pod)
+	waitPod(t, ns, "quick", 2*time.Minute, "Running and Ready", isRunningReady)
+	if err := s.kube.CoreV1().Pods(ns).Delete(ctxFor(t, 10*time.Second), "quick", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting: %v", err)
+	}
+	// vktest exits on SIGTERM at once; a pod still in the API after 60 s waited for its grace period.
+	waitPodGone(t, ns, "quick", 60*time.Second)
+}
+
 func TestRecreatedPodNeverInheritsContainers(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, basePod("same", serverContainer("web")))
