@@ -117,6 +117,29 @@ func anyPrivileged(pod *v1.Pod) bool {
 	return false
 }
 
+// processIdentity is the user and groups a pod's processes run as.
+type processIdentity struct {
+	user, group *runtimeapi.Int64Value
+	groups      []int64
+}
+
+// podIdentityOf reads the pod-level identity; fsGroup comes first among the groups, as the
+// kubelet orders them.
+func podIdentityOf(psc *v1.PodSecurityContext) processIdentity {
+	var id processIdentity
+	if psc.RunAsUser != nil {
+		id.user = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
+	}
+	if psc.RunAsGroup != nil {
+		id.group = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
+	}
+	if psc.FSGroup != nil {
+		id.groups = append(id.groups, *psc.FSGroup)
+	}
+	id.groups = append(id.groups, psc.SupplementalGroups...)
+	return id
+}
+
 // sandboxConfig translates a pod into the CRI sandbox config for the given attempt.
 func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
 	annotations := make(map[string]string, len(pod.Annotations))
@@ -146,16 +169,8 @@ func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) *runtimeapi.PodS
 	}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		sc := cfg.Linux.SecurityContext
-		if psc.RunAsUser != nil {
-			sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
-		}
-		if psc.RunAsGroup != nil {
-			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
-		}
-		if psc.FSGroup != nil {
-			sc.SupplementalGroups = append(sc.SupplementalGroups, *psc.FSGroup)
-		}
-		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
+		id := podIdentityOf(psc)
+		sc.RunAsUser, sc.RunAsGroup, sc.SupplementalGroups = id.user, id.group, id.groups
 		if len(psc.Sysctls) > 0 {
 			cfg.Linux.Sysctls = make(map[string]string, len(psc.Sysctls))
 			for _, s := range psc.Sysctls {

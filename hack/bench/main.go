@@ -22,7 +22,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +57,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/internal/stackenv"
 )
 
 const (
@@ -121,23 +121,6 @@ func parseOptions() options {
 	flag.BoolVar(&o.cleanupOnly, "cleanup-only", false, "only remove what earlier runs left behind (namespaces, floor sandboxes)")
 	flag.Parse()
 	return o
-}
-
-func loadEnv(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("stack env: %w (run hack/stack-up.sh)", err)
-	}
-	defer f.Close()
-	env := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if ok && !strings.HasPrefix(k, "#") {
-			env[k] = v
-		}
-	}
-	return env, sc.Err()
 }
 
 func logf(format string, a ...any) {
@@ -1479,7 +1462,7 @@ func main() {
 }
 
 func run(o options) error {
-	env, err := loadEnv(o.envFile)
+	env, err := stackenv.Load(o.envFile)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -25,6 +24,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/internal/stackenv"
 )
 
 const (
@@ -47,11 +47,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	envPath := os.Getenv("VKCRI_STACK_ENV")
-	if envPath == "" {
-		envPath = "/var/run/vk-cri-stack/env"
-	}
-	env, err := loadEnv(envPath)
+	env, err := stackenv.Load(os.Getenv("VKCRI_STACK_ENV"))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v (run hack/stack-up.sh, or make test-e2e)\n", err)
 		return 1
@@ -89,23 +85,6 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: removing node:", err)
 	}
 	return code
-}
-
-func loadEnv(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("stack env: %w", err)
-	}
-	defer f.Close()
-	env := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if ok && !strings.HasPrefix(k, "#") {
-			env[k] = v
-		}
-	}
-	return env, sc.Err()
 }
 
 // node runs hack/node.sh for the e2e node.
