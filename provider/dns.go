@@ -18,6 +18,18 @@ type dnsSource struct {
 	path string
 }
 
+// usesClusterDNS reports whether the pod's DNS policy asks for the cluster DNS service, which
+// this node does not have (ClusterFirst without host network, or ClusterFirstWithHostNet).
+func usesClusterDNS(pod *v1.Pod) bool {
+	switch pod.Spec.DNSPolicy {
+	case v1.DNSClusterFirstWithHostNet:
+		return true
+	case v1.DNSClusterFirst, "":
+		return !pod.Spec.HostNetwork
+	}
+	return false
+}
+
 // parseResolvConf reads nameservers, search domains and options.
 func parseResolvConf(r io.Reader) (*runtimeapi.DNSConfig, error) {
 	cfg := &runtimeapi.DNSConfig{}

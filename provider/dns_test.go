@@ -266,3 +266,23 @@ func TestAppendMissing(t *testing.T) {
 		}
 	}
 }
+
+func TestUsesClusterDNS(t *testing.T) {
+	for _, tc := range []struct {
+		policy      v1.DNSPolicy
+		hostNetwork bool
+		want        bool
+	}{
+		{v1.DNSClusterFirst, false, true},
+		{"", false, true},
+		{v1.DNSClusterFirst, true, false},
+		{v1.DNSClusterFirstWithHostNet, true, true},
+		{v1.DNSDefault, false, false},
+		{v1.DNSNone, false, false},
+	} {
+		pod := &v1.Pod{Spec: v1.PodSpec{DNSPolicy: tc.policy, HostNetwork: tc.hostNetwork}}
+		if got := usesClusterDNS(pod); got != tc.want {
+			t.Errorf("policy %q hostNetwork %v: got %v, want %v", tc.policy, tc.hostNetwork, got, tc.want)
+		}
+	}
+}

@@ -50,6 +50,11 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	sbCfg := sandboxConfig(sandboxEnv{NodeName: p.cfg.NodeName, PodLogRoot: p.cfg.PodLogRoot, CgroupRoot: p.cfg.CgroupRoot, DNS: dns}, pod, a.SandboxAttempt)
 	sandboxID := a.SandboxID
 	if a.CreateSandbox {
+		if usesClusterDNS(pod) {
+			p.podEvent(pod, v1.EventTypeWarning, "MissingClusterDNS",
+				"pod: %q. vk-cri has no cluster DNS IP configured and cannot honour the %q policy; the %q policy is used instead.",
+				fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID), v1.DNSClusterFirst, v1.DNSDefault)
+		}
 		if a.SandboxAttempt > 0 {
 			p.podEvent(pod, v1.EventTypeNormal, eventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
 		}
@@ -61,6 +66,11 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		}
 		sandboxID = id
 		log.WithField("sandbox", id).Info("pod sandbox ready")
+		// The sandbox being ready is a step of its own in the pod's status.
+		if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
+			rt = fresh
+			p.reportStatus(rec, pod, rt, false)
+		}
 	}
 
 	var retry time.Duration

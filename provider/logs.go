@@ -8,8 +8,20 @@ import (
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/cri-client/pkg/logs"
 )
+
+func waitingReasonOf(pod *v1.Pod, name string) string {
+	for _, list := range [][]v1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, s := range list {
+			if s.Name == name && s.State.Waiting != nil {
+				return s.State.Waiting.Reason
+			}
+		}
+	}
+	return reasonContainerCreating
+}
 
 // GetContainerLogs streams a container's log file, read with cri-client's CRI log reader.
 func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts api.ContainerLogOpts) (io.ReadCloser, error) {
@@ -26,12 +38,12 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 	if opts.Previous {
 		idx = 1
 	}
+	// Like the kubelet, a container with nothing to show is a bad request (400), not a 404.
 	if len(insts) <= idx {
-		what := "container"
 		if opts.Previous {
-			what = "previous terminated container"
+			return nil, errdefs.InvalidInputf("no previous terminated instance of container %q in pod %q", containerName, podName)
 		}
-		return nil, errdefs.NotFoundf("%s %q in pod %q not found", what, containerName, podName)
+		return nil, errdefs.InvalidInputf("container %q in pod %q has not started yet: %s", containerName, podName, waitingReasonOf(pod, containerName))
 	}
 	id := insts[idx].ID
 	resp, err := p.rt.Runtime.ContainerStatus(ctx, id, false)

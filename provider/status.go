@@ -203,6 +203,65 @@ func readyCondition(pod *v1.Pod, conds []v1.PodCondition, containersReady v1.Pod
 	return ready
 }
 
+// Reason and message of a container whose state is unknown when its pod's termination ends.
+const (
+	reasonStatusUnknown  = "ContainerStatusUnknown"
+	messageStatusUnknown = "The container could not be located when the pod was terminated"
+)
+
+// finalStatus is the status of a pod whose termination is complete, as the kubelet's status
+// manager writes it then: once the pod has initialised, a container with no terminated state is
+// reported terminated with an unknown status (exit 137); so are init containers up to the last
+// one that started; and a pod not yet in a terminal phase is Failed. Conditions stay as they were.
+func finalStatus(pod *v1.Pod, st v1.PodStatus) v1.PodStatus {
+	unknown := func() v1.ContainerState {
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: reasonStatusUnknown, Message: messageStatusUnknown, ExitCode: 137}}
+	}
+	if hasInitialized(pod, st) {
+		for i := range st.ContainerStatuses {
+			if st.ContainerStatuses[i].State.Terminated == nil {
+				st.ContainerStatuses[i].State = unknown()
+			}
+		}
+	}
+	last := 0
+	for i, s := range st.InitContainerStatuses {
+		if s.State.Waiting == nil || s.LastTerminationState.Terminated != nil {
+			last = i
+		}
+	}
+	for i := range st.InitContainerStatuses {
+		if i <= last && st.InitContainerStatuses[i].State.Terminated == nil {
+			st.InitContainerStatuses[i].State = unknown()
+		}
+	}
+	if st.Phase == v1.PodPending || st.Phase == v1.PodRunning || st.Phase == "" {
+		st.Phase = v1.PodFailed
+	}
+	return st
+}
+
+// hasInitialized reports whether a pod got past its init containers, judged from its status.
+func hasInitialized(pod *v1.Pod, st v1.PodStatus) bool {
+	if len(pod.Spec.InitContainers) == 0 {
+		return true
+	}
+	for _, s := range st.ContainerStatuses {
+		if s.LastTerminationState.Terminated != nil || s.State.Waiting == nil {
+			return true
+		}
+	}
+	n := len(st.InitContainerStatuses)
+	if n == 0 || n != len(pod.Spec.InitContainers) {
+		return false
+	}
+	s, c := st.InitContainerStatuses[n-1], &pod.Spec.InitContainers[n-1]
+	if isSidecar(c) {
+		return s.State.Running != nil && s.Started != nil && *s.Started
+	}
+	return s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
+}
+
 func podIPs(in statusInput, old v1.PodStatus) []v1.PodIP {
 	var ips []v1.PodIP
 	if in.Pod.Spec.HostNetwork {

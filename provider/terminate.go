@@ -85,7 +85,7 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	spec, deletedInAPI := rec.pod, rec.deletedInAPI
 	rec.mu.Unlock()
 	if spec != nil {
-		p.reportStatus(rec, spec, rt, true)
+		p.reportFinalStatus(rec, spec, rt)
 	}
 	for _, c := range rt.Containers {
 		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, c.ID)); err != nil {

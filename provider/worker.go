@@ -66,6 +66,11 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	next = p.cfg.ResyncPeriod
 	if !finished {
 		actions := computePodActions(pod, rt, p.restarts)
+		if actions.changesRuntime() {
+			// Like the kubelet, report the state the sync starts from before acting on it, so that
+			// watchers see each step (ContainerCreating, sandbox ready, running).
+			p.reportStatus(rec, pod, rt, false)
+		}
 		reasons, retry := p.execute(ctx, rec, pod, rt, actions)
 		rec.mu.Lock()
 		rec.reasons = reasons
@@ -78,15 +83,21 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			}
 		}
 	}
-	status := p.reportStatus(rec, pod, rt, finished)
-	if !finished && (status.Phase == v1.PodSucceeded || status.Phase == v1.PodFailed) {
-		// The kubelet stops a finished pod's sandbox; its containers stay for logs and status.
+	status := p.computeStatus(rec, pod, rt, finished, false)
+	if !finished && isTerminalPhase(status.Phase) {
+		// The kubelet stops a finished pod's sandbox before it reports the terminal phase (the
+		// API accepts no status change after it); its containers stay for logs and status.
 		p.stopSandboxes(ctx, pod, rt)
 		rec.mu.Lock()
 		rec.finished = true
 		rec.mu.Unlock()
 		log.WithField("phase", status.Phase).Info("pod finished")
+		if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
+			rt = fresh
+		}
+		status = p.computeStatus(rec, pod, rt, true, false)
 	}
+	p.setStatus(rec, pod, status)
 	return next, false
 }
 
@@ -97,7 +108,17 @@ func (a podActions) changesRuntime() bool {
 }
 
 // reportStatus computes the pod's status and publishes it when it changed.
-func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal bool) *v1.PodStatus {
+func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal bool) {
+	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, terminal, false))
+}
+
+// reportFinalStatus publishes the status of a pod whose termination is complete.
+func (p *Provider) reportFinalStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime) {
+	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, true, true))
+}
+
+// computeStatus generates the pod's status from the runtime's state and the last status.
+func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal, final bool) v1.PodStatus {
 	rec.mu.Lock()
 	in := pod.DeepCopy()
 	if rec.status != nil {
@@ -115,7 +136,14 @@ func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, ter
 		Terminal:    terminal,
 		Now:         time.Now(),
 	})
+	if final {
+		st = finalStatus(pod, st)
+	}
+	return st
+}
 
+// setStatus records the pod's status and publishes it when it changed.
+func (p *Provider) setStatus(rec *podRecord, pod *v1.Pod, st v1.PodStatus) {
 	rec.mu.Lock()
 	changed := rec.status == nil || !equality.Semantic.DeepEqual(*rec.status, st)
 	rec.status = &st
@@ -125,5 +153,4 @@ func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, ter
 		out.Status = st
 		p.publish(out)
 	}
-	return &st
 }

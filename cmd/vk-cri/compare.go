@@ -57,7 +57,7 @@ skipped and only the others count.
 	f.StringVar(&o.out, "out", "", "write the whole result (both records and the diffs) as JSON to this file")
 	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once (each on both nodes)")
 	f.BoolVar(&o.onlyMatching, "only-matching", false, "skip scenarios marked known; fail only if another one differs")
-	f.DurationVar(&o.settle, "settle", 2*time.Second, "time given to events to reach the API server before they are collected")
+	f.DurationVar(&o.settle, "settle", 2*time.Second, "minimum time given to events to reach the API server before they are collected (longer while they keep coming, up to 5x)")
 	f.BoolVar(&o.keepNamespaces, "keep-namespaces", false, "do not delete the scenarios' namespaces (for debugging)")
 	f.BoolVar(&o.check, "check", false, "only load and validate the scenarios, then exit")
 	f.StringVar(&o.logLevel, "log-level", "info", "progress log level on stderr (debug shows every step)")

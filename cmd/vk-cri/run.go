@@ -114,6 +114,9 @@ func run(ctx context.Context, o *options) error {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	cfg.UserAgent = "vk-cri/" + version
+	// The kubelet's defaults (kubeAPIQPS 50, kubeAPIBurst 100); client-go's 5/10 would delay
+	// status updates and events as soon as a few pods start at once.
+	cfg.QPS, cfg.Burst = 50, 100
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
