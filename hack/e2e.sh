@@ -16,6 +16,11 @@ rc=0
 (cd "$REPO_DIR" && VKCRI_STACK_ENV="$STACK_DIR/env" VKCRI_BIN="$REPO_DIR/bin/vk-cri" \
   go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-40m}" ./test/e2e/...) || rc=$?
 
+# Fidelity: the compare scenarios that match the upstream kubelet must keep matching.
+if (( rc == 0 )); then
+  "$HACK_DIR/compare-ci.sh" || rc=$?
+fi
+
 if (( was_up == 0 )); then
   log "taking the stack down again (it was not up before)"
   "$HACK_DIR/stack-down.sh" || true

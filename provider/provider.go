@@ -195,6 +195,7 @@ func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 	}
 	if pod != nil && pod.DeletionTimestamp != nil {
 		rec.deletedInAPI = true
+		rec.deleteBy = pod.DeletionTimestamp.Time
 	}
 	rec.deleting = true
 	rec.mu.Unlock()

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,8 @@ type podRecord struct {
 	// deletedInAPI is set when the API asked for the deletion (the pod has a deletion
 	// timestamp there), so the pod is removed from the API once terminated.
 	deletedInAPI bool
+	// deleteBy is the API's deletion timestamp: the end of the grace period.
+	deleteBy time.Time
 	// finished is set once the pod reached Succeeded or Failed and its sandbox was stopped.
 	finished bool
 

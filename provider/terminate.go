@@ -2,17 +2,27 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
 )
+
+// remainingGrace is the grace period left until the API's deletion timestamp, in whole seconds
+// rounded down. virtual-kubelet removes a deleted pod from the API when the grace period it
+// observed ends; stopping the containers within the time the API gave lets vk-cri report their
+// final state and remove the pod itself first, as the kubelet does.
+func remainingGrace(deleteBy time.Time, grace int64, now time.Time) int64 {
+	left := int64(deleteBy.Sub(now) / time.Second)
+	return max(min(left, grace), 0)
+}
 
 // stopContainer stops one container, giving it grace seconds between SIGTERM and SIGKILL.
 func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, id, name string, grace int64, why string) {
@@ -84,8 +94,11 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	rec.mu.Lock()
 	spec, deletedInAPI := rec.pod, rec.deletedInAPI
 	rec.mu.Unlock()
+	var final *v1.PodStatus
 	if spec != nil {
-		p.reportFinalStatus(rec, spec, rt)
+		st := p.computeStatus(rec, spec, rt, true, true)
+		p.setStatus(rec, spec, st)
+		final = &st
 	}
 	for _, c := range rt.Containers {
 		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, c.ID)); err != nil {
@@ -101,45 +114,42 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	}
 	log.Info("pod terminated and removed from the runtime")
 	if deletedInAPI {
-		go p.removeFromAPI(context.WithoutCancel(ctx), pod)
+		go p.removeFromAPI(context.WithoutCancel(ctx), pod, final)
 	}
 	return 0, true
 }
 
-// removeFromAPI deletes a terminated pod from the API as the kubelet's status manager does:
-// once the API shows its containers stopped (or after a short wait for that), with grace 0 and
-// the pod's UID as precondition so that a successor of the same name is never touched.
-func (p *Provider) removeFromAPI(ctx context.Context, pod *v1.Pod) {
+// removeFromAPI ends a terminated pod's life in the API as the kubelet's status manager does:
+// it writes the final status itself (a patch, so it never loses a resourceVersion race the way
+// a queued update can), then deletes the pod with grace 0. Both carry the pod's UID as a
+// precondition, so a successor of the same name is never touched.
+func (p *Provider) removeFromAPI(ctx context.Context, pod *v1.Pod, final *v1.PodStatus) {
 	if p.cfg.Pods == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	client := p.cfg.Pods.Pods(pod.Namespace)
-	gone := false
-	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Second, true, func(ctx context.Context) (bool, error) {
-		cur, err := client.Get(ctx, pod.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) || (err == nil && cur.UID != pod.UID) {
-			gone = true
-			return true, nil
+	log := p.podLog(pod)
+	if final != nil {
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"uid": pod.UID},
+			"status":   final,
+		})
+		if err == nil {
+			_, err = client.Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 		}
-		if err != nil {
-			return false, nil
+		switch {
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			return // gone already, or a successor under the same name
+		case err != nil:
+			log.WithError(err).Warn("writing the final status of the terminated pod")
 		}
-		for _, cs := range cur.Status.ContainerStatuses {
-			if cs.State.Running != nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if gone {
-		return
 	}
 	zero := int64(0)
 	uid := pod.UID
 	err := client.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		p.podLog(pod).WithError(err).Warn("removing the terminated pod from the API")
+		log.WithError(err).Warn("removing the terminated pod from the API")
 	}
 }

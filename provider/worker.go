@@ -48,6 +48,9 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	rec.mu.Lock()
 	pod := rec.pod
 	deleting, grace, finished := rec.deleting, rec.gracePeriod, rec.finished
+	if !rec.deleteBy.IsZero() {
+		grace = remainingGrace(rec.deleteBy, grace, time.Now())
+	}
 	rec.mu.Unlock()
 
 	if pod == nil && !deleting {
@@ -110,11 +113,6 @@ func (a podActions) changesRuntime() bool {
 // reportStatus computes the pod's status and publishes it when it changed.
 func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal bool) {
 	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, terminal, false))
-}
-
-// reportFinalStatus publishes the status of a pod whose termination is complete.
-func (p *Provider) reportFinalStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime) {
-	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, true, true))
 }
 
 // computeStatus generates the pod's status from the runtime's state and the last status.
