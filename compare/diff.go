@@ -550,6 +550,11 @@ func logSummary(l *LogResult) string {
 // close (a time of 0.98 s and one of 1.02 s are the same behaviour).
 const deletionTolerance = 0.5
 
+// promptDeletion: two deletions that both end within this many seconds are the same behaviour
+// (the pod left the API once its containers stopped); how fast within it depends on each
+// agent's sync cadence, not on what it does.
+const promptDeletion = 3.0
+
 func (d *differ) deletion(path string, a, b *DeletionRecord) {
 	if a == nil && b == nil {
 		return
@@ -558,7 +563,8 @@ func (d *differ) deletion(path string, a, b *DeletionRecord) {
 		d.value(path, deletionSummary(a), deletionSummary(b))
 		return
 	}
-	if !a.Gone || a.Bucket == b.Bucket || math.Abs(a.Seconds-b.Seconds) <= deletionTolerance {
+	if !a.Gone || a.Bucket == b.Bucket || math.Abs(a.Seconds-b.Seconds) <= deletionTolerance ||
+		(a.Seconds < promptDeletion && b.Seconds < promptDeletion) {
 		return
 	}
 	d.add(Diff{Path: path, A: deletionSummary(a), B: deletionSummary(b)})

@@ -80,12 +80,20 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
 		return runtimeRetry, false
 	}
+	// A pod force-deleted from the API (grace 0) is gone already: the kubelet records no
+	// Killing event for its containers then.
+	eventPod := pod
+	rec.mu.Lock()
+	if rec.gracePeriod == 0 {
+		eventPod = nil
+	}
+	rec.mu.Unlock()
 	if grace < 1 {
 		// A zero grace period means "as fast as possible", which still lets the process see SIGTERM
 		// for a moment, as with the kubelet's minimum.
 		grace = 1
 	}
-	p.killContainers(ctx, pod, rt.Containers, grace, "")
+	p.killContainers(ctx, eventPod, rt.Containers, grace, "")
 	p.stopSandboxes(ctx, pod, rt)
 	if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
 		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
