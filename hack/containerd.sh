@@ -160,6 +160,22 @@ server = "http://127.0.0.1:$REGISTRY_PORT"
   capabilities = ["pull", "resolve", "push"]
 EOF
 
+  # No internet: registry.k8s.io, docker.io and gcr.io are redirected to the local registry, which
+  # serves offline stand-ins of the e2e test images under the same repository paths once
+  # hack/conformance.sh has pushed them (registry.k8s.io/pause:3.10.2 -> 127.0.0.1:5000/pause:3.10.2).
+  # containerd reads these files at each pull. REGISTRY_REDIRECTS="" writes none.
+  local reg
+  for reg in ${REGISTRY_REDIRECTS-registry.k8s.io docker.io gcr.io}; do
+    mkdir -p "$CERTS_DIR/$reg"
+    cat >"$CERTS_DIR/$reg/hosts.toml" <<EOF
+# $reg is served by the local registry (offline stand-ins of the test images).
+server = "http://127.0.0.1:$REGISTRY_PORT"
+
+[host."http://127.0.0.1:$REGISTRY_PORT"]
+  capabilities = ["pull", "resolve"]
+EOF
+  done
+
   cat >"$CNI_CONF_DIR/10-$CNI_NETWORK.conflist" <<EOF
 {
   "cniVersion": "1.0.0",

@@ -1,0 +1,25 @@
+# The Kubernetes e2e NodeConformance suite (v1.37.2) against one node of the local stack
+# (hack/conformance.sh; what the stand-in images are: hack/conformance/README.md).
+#
+#   make conformance NODE=<node>               run it; results in _output/conformance/<node>/
+#   make conformance-compare VK=<node> REF=<node>  both tallies, and what passes on REF but fails on VK
+#   make conformance-build                     only build e2e.test, ginkgo, agnhost (cached) and helpers
+#
+# CONFORMANCE_FOCUS, CONFORMANCE_SKIP (ginkgo regexps), CONFORMANCE_TIMEOUT (default 90m) and
+# CONFORMANCE_NODES (ginkgo processes, default 4) may be set on the command line or in the
+# environment, e.g. make conformance NODE=ref CONFORMANCE_FOCUS='Pods should get a host IP'.
+
+.PHONY: conformance conformance-compare conformance-build
+
+export CONFORMANCE_FOCUS CONFORMANCE_SKIP CONFORMANCE_TIMEOUT CONFORMANCE_NODES
+
+conformance:
+	@if [ -z "$(NODE)" ]; then echo "usage: make conformance NODE=<node name>" >&2; exit 2; fi
+	hack/conformance.sh run '$(NODE)'
+
+conformance-compare:
+	@if [ -z "$(VK)" ] || [ -z "$(REF)" ]; then echo "usage: make conformance-compare VK=<node> REF=<node>" >&2; exit 2; fi
+	@hack/conformance.sh compare '$(VK)' '$(REF)'
+
+conformance-build:
+	hack/conformance.sh build
