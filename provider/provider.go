@@ -181,6 +181,22 @@ func (p *Provider) DeletePod(_ context.Context, pod *v1.Pod) error {
 	return nil
 }
 
+// TakeOverRemoval lets vk-cri end the life in the API of a pod it runs: given the API's pod (with
+// its deletion timestamp), it starts the termination if it has not started yet and reports
+// whether vk-cri will delete the pod from the API itself once its containers have stopped, as
+// the kubelet does. virtual-kubelet asks before force-deleting a pod.
+func (p *Provider) TakeOverRemoval(pod *v1.Pod) bool {
+	if p.cfg.Pods == nil || pod.DeletionTimestamp == nil {
+		return false
+	}
+	rec, ok := p.pods.get(pod.UID)
+	if !ok {
+		return false
+	}
+	p.requestDeletion(rec, pod)
+	return true
+}
+
 func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 	grace := int64(v1.DefaultTerminationGracePeriodSeconds)
 	rec.mu.Lock()
@@ -193,9 +209,11 @@ func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 	if !rec.deleting || grace < rec.gracePeriod {
 		rec.gracePeriod = grace
 	}
-	if pod != nil && pod.DeletionTimestamp != nil {
+	switch {
+	case pod != nil && pod.DeletionTimestamp != nil:
 		rec.deletedInAPI = true
-		rec.deleteBy = pod.DeletionTimestamp.Time
+	case pod != nil:
+		rec.goneFromAPI = true
 	}
 	rec.deleting = true
 	rec.mu.Unlock()

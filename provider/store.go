@@ -2,7 +2,6 @@ package provider
 
 import (
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +25,9 @@ type podRecord struct {
 	// deletedInAPI is set when the API asked for the deletion (the pod has a deletion
 	// timestamp there), so the pod is removed from the API once terminated.
 	deletedInAPI bool
-	// deleteBy is the API's deletion timestamp: the end of the grace period.
-	deleteBy time.Time
+	// goneFromAPI is set when the pod was removed from the API before vk-cri stopped it (a
+	// force deletion): the kubelet records no Killing events then.
+	goneFromAPI bool
 	// finished is set once the pod reached Succeeded or Failed and its sandbox was stopped.
 	finished bool
 

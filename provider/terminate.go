@@ -15,15 +15,6 @@ import (
 	"github.com/vk-cri/vk-cri/cri"
 )
 
-// remainingGrace is the grace period left until the API's deletion timestamp, in whole seconds
-// rounded down. virtual-kubelet removes a deleted pod from the API when the grace period it
-// observed ends; stopping the containers within the time the API gave lets vk-cri report their
-// final state and remove the pod itself first, as the kubelet does.
-func remainingGrace(deleteBy time.Time, grace int64, now time.Time) int64 {
-	left := int64(deleteBy.Sub(now) / time.Second)
-	return max(min(left, grace), 0)
-}
-
 // stopContainer stops one container, giving it grace seconds between SIGTERM and SIGKILL.
 func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, id, name string, grace int64, why string) {
 	if pod != nil && pod.Spec.Containers != nil {
@@ -84,7 +75,7 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	// Killing event for its containers then.
 	eventPod := pod
 	rec.mu.Lock()
-	if rec.gracePeriod == 0 {
+	if rec.gracePeriod == 0 || (rec.goneFromAPI && !rec.deletedInAPI) {
 		eventPod = nil
 	}
 	rec.mu.Unlock()

@@ -48,9 +48,6 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	rec.mu.Lock()
 	pod := rec.pod
 	deleting, grace, finished := rec.deleting, rec.gracePeriod, rec.finished
-	if !rec.deleteBy.IsZero() {
-		grace = remainingGrace(rec.deleteBy, grace, time.Now())
-	}
 	rec.mu.Unlock()
 
 	if pod == nil && !deleting {

@@ -182,6 +182,10 @@ func run(ctx context.Context, o *options) error {
 			return nil
 		},
 		withTLS(tlsOpts),
+		nodeutil.WithPodControllerConfigOverrides(func(c *node.PodControllerConfig) error {
+			c.PodClient = providerOwnedPods{PodsGetter: c.PodClient, owner: p}
+			return nil
+		}),
 	)
 	if err != nil {
 		return fmt.Errorf("setting up the node: %w", err)
