@@ -12,6 +12,10 @@ up() {
   "$HACK_DIR/node.sh" start "$NODE"
   "$HACK_DIR/node.sh" wait-ready "$NODE"
   local k=("$KUBECTL" --kubeconfig "$KUBECONFIG")
+  # Fresh example pods each time, so that the latencies below are those of this run (the
+  # control plane keeps its data between runs).
+  "${k[@]}" delete -f "$REPO_DIR/examples/demo.yaml" --ignore-not-found --wait=true --timeout=60s >/dev/null
+  "${k[@]}" delete pods -l 'app in (hello,ticker)' --ignore-not-found --wait=true --timeout=60s >/dev/null
   log "applying examples/demo.yaml"
   "${k[@]}" apply -f "$REPO_DIR/examples/demo.yaml" >/dev/null
   "${k[@]}" rollout status deploy/hello deploy/ticker --timeout=180s >/dev/null \
@@ -23,7 +27,7 @@ up() {
   "${k[@]}" get pods -o wide
   echo
   echo "Create → Ready latency of the example pods (API timestamps, 1 s resolution):"
-  "${k[@]}" get pods -o go-template='{{range .items}}{{.metadata.name}} {{.metadata.creationTimestamp}} {{range .status.conditions}}{{if eq .type "Ready"}}{{.lastTransitionTime}}{{end}}{{end}}{{"\n"}}{{end}}' |
+  "${k[@]}" get pods -o go-template='{{range .items}}{{if not .metadata.deletionTimestamp}}{{.metadata.name}} {{.metadata.creationTimestamp}} {{range .status.conditions}}{{if eq .type "Ready"}}{{.lastTransitionTime}}{{end}}{{end}}{{"\n"}}{{end}}{{end}}' |
     while read -r name created ready; do
       [[ -n "$ready" ]] || continue
       echo "  $name: $(( $(date -d "$ready" +%s) - $(date -d "$created" +%s) ))s"
@@ -54,6 +58,9 @@ TXT
 
 down() {
   if [[ -f "$STACK_DIR/env" ]]; then
+    set -a; source "$STACK_DIR/env"; set +a
+    "$KUBECTL" --kubeconfig "$KUBECONFIG" delete -f "$REPO_DIR/examples/demo.yaml" --ignore-not-found \
+      --wait=true --timeout=60s >/dev/null 2>&1 || true
     "$HACK_DIR/node.sh" remove "$NODE" || true
   fi
   "$HACK_DIR/stack-down.sh"
