@@ -27,10 +27,19 @@ import (
 	"github.com/vk-cri/vk-cri/internal/stackenv"
 )
 
-const (
-	nodeName = "vk-e2e"
-	nodePort = "10260"
+// The node the tests start, overridable so that several runs of parts of the suite can share
+// one stack (each with its own node; see hack/e2e.sh).
+var (
+	nodeName = envOr("VKCRI_E2E_NODE", "vk-e2e")
+	nodePort = envOr("VKCRI_E2E_PORT", "10260")
 )
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
 
 // suite is what every test shares: the stack's settings and clients. Set once by TestMain.
 type suite struct {

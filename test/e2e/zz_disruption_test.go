@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-func TestRestartedAgentAdoptsRunningPods(t *testing.T) {
+func TestDisruptionRestartedAgentAdoptsRunningPods(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, basePod("keep", serverContainer("web"), v1.Container{Name: "sleeper", Image: image("busybox:latest"), Command: []string{"sleep", "3600"}}))
 	before := waitPod(t, ns, "keep", 2*time.Minute, "Running and Ready", isRunningReady)
@@ -62,7 +62,7 @@ func nodeReadyCondition(ctx context.Context) (v1.NodeCondition, error) {
 	return v1.NodeCondition{}, nil
 }
 
-func TestRuntimeDownMakesNodeNotReady(t *testing.T) {
+func TestDisruptionRuntimeDownMakesNodeNotReady(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, basePod("survivor", serverContainer("web")))
 	before := waitPod(t, ns, "survivor", 2*time.Minute, "Running and Ready", isRunningReady)
