@@ -19,6 +19,15 @@ type NodeOptions struct {
 	RootDir     string
 	MaxPods     int
 	KubeletPort int32
+	// Labels are added to the node's well-known labels (and win over them, as the kubelet's
+	// --node-labels do). virtual-kubelet applies them at every start, not only at registration.
+	Labels map[string]string
+	// Taints the node is registered with; like the kubelet's --register-with-taints they are
+	// set only when the Node object is created.
+	Taints []v1.Taint
+	// OwnerReferences are set on the Node object when it is created, so that the garbage
+	// collector deletes the node together with its owner.
+	OwnerReferences []metav1.OwnerReference
 	// StatusPeriod is how often the runtime's health is checked.
 	StatusPeriod time.Duration
 	// HeartbeatPeriod is how often the Ready condition is re-sent unchanged.
@@ -74,6 +83,11 @@ func (np *NodeProvider) describe(node *v1.Node) {
 	node.Labels[v1.LabelHostname] = node.Name
 	node.Labels[v1.LabelOSStable] = runtime.GOOS
 	node.Labels[v1.LabelArchStable] = runtime.GOARCH
+	for k, v := range np.opts.Labels {
+		node.Labels[k] = v
+	}
+	node.Spec.Taints = append([]v1.Taint(nil), np.opts.Taints...)
+	node.OwnerReferences = append([]metav1.OwnerReference(nil), np.opts.OwnerReferences...)
 
 	node.Status.Capacity, node.Status.Allocatable = np.host.resources(np.opts.MaxPods)
 	node.Status.Addresses = nil

@@ -3,14 +3,19 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/cri"
 )
 
 func runtimeStatusOf(conds ...*runtimeapi.RuntimeCondition) *runtimeapi.RuntimeStatus {
@@ -256,5 +261,53 @@ func TestConditionsEqual(t *testing.T) {
 	}
 	if diff := cmp.Diff(a[3].Type, v1.NodeReady); diff != "" {
 		t.Errorf("Ready is not last: %s", diff)
+	}
+}
+
+func TestDescribeNodeMetadata(t *testing.T) {
+	owner := metav1.OwnerReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "rel-vk-cri", UID: "uid-1"}
+	taint := v1.Taint{Key: "dedicated", Value: "vk", Effect: v1.TaintEffectNoSchedule}
+	cases := []struct {
+		name       string
+		opts       NodeOptions
+		wantLabels map[string]string
+		wantTaints []v1.Taint
+		wantOwners []metav1.OwnerReference
+	}{
+		{
+			name: "well-known labels only, virtual-kubelet's dropped",
+			wantLabels: map[string]string{
+				v1.LabelHostname: "n1", v1.LabelOSStable: runtime.GOOS, v1.LabelArchStable: runtime.GOARCH,
+			},
+		},
+		{
+			name: "--node-labels added and winning over well-known ones, taints and owner set",
+			opts: NodeOptions{
+				Labels:          map[string]string{"pool": "a", v1.LabelHostname: "custom"},
+				Taints:          []v1.Taint{taint},
+				OwnerReferences: []metav1.OwnerReference{owner},
+			},
+			wantLabels: map[string]string{
+				v1.LabelHostname: "custom", v1.LabelOSStable: runtime.GOOS, v1.LabelArchStable: runtime.GOARCH, "pool": "a",
+			},
+			wantTaints: []v1.Taint{taint},
+			wantOwners: []metav1.OwnerReference{owner},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			np := &NodeProvider{p: &Provider{rt: &cri.Client{}}, opts: tc.opts}
+			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"type": "virtual-kubelet", "kubernetes.io/role": "agent"}}}
+			np.describe(node)
+			if diff := cmp.Diff(tc.wantLabels, node.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantTaints, node.Spec.Taints, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("taints (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantOwners, node.OwnerReferences, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("owner references (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

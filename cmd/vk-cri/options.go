@@ -30,6 +30,9 @@ type options struct {
 	CgroupRoot            string
 	ResolvConf            string
 	MaxPods               int
+	NodeLabels            map[string]string
+	RegisterWithTaints    []string
+	NodeOwnerClusterRole  string
 	Workers               int
 	LogLevel              string
 	LogFormat             string
@@ -71,6 +74,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (kubepods/...) are created")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "resolver configuration given to pods")
 	fs.IntVar(&o.MaxPods, "max-pods", o.MaxPods, "pods capacity of the node")
+	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "labels added to the node (key=value,...); applied at every start")
+	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "taints the node is registered with (key=value:Effect,...); set only when the Node is created, as the kubelet does")
+	fs.StringVar(&o.NodeOwnerClusterRole, "node-owner-clusterrole", o.NodeOwnerClusterRole, "ClusterRole made the owner of the Node when vk-cri creates it, so that deleting the role deletes the node (Helm chart's extra nodes)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "virtual-kubelet pod controller workers")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: trace, debug, info, warn, error")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
@@ -103,7 +109,7 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 }
 
 // settingValue renders a config file value as a flag value: strings unquoted, null as empty,
-// lists comma-separated, numbers and booleans as written.
+// lists comma-separated, maps as key=value lists, numbers and booleans as written.
 func settingValue(raw json.RawMessage) string {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
@@ -114,6 +120,14 @@ func settingValue(raw json.RawMessage) string {
 		parts := make([]string, len(list))
 		for i, item := range list {
 			parts[i] = settingValue(item)
+		}
+		return strings.Join(parts, ",")
+	}
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err == nil {
+		parts := make([]string, 0, len(m))
+		for _, k := range sortedKeys(m) {
+			parts = append(parts, k+"="+m[k])
 		}
 		return strings.Join(parts, ",")
 	}
@@ -135,6 +149,12 @@ func (o *options) validate() error {
 	}
 	if o.MaxPods <= 0 {
 		return fmt.Errorf("--max-pods must be positive")
+	}
+	if err := validateNodeLabels(o.NodeLabels); err != nil {
+		return err
+	}
+	if _, err := parseTaints(o.RegisterWithTaints); err != nil {
+		return err
 	}
 	if o.Workers <= 0 {
 		return fmt.Errorf("--workers must be positive")

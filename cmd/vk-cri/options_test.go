@@ -98,6 +98,15 @@ func TestApplyConfigFile(t *testing.T) {
 			},
 		},
 		{
+			name:   "maps and lists: node labels and taints",
+			config: "node-labels:\n  b: \"2\"\n  a: x\nregister-with-taints: [\"k=v:NoSchedule\", \"j:NoExecute\"]\n",
+			check: func(t testing.TB, o *options) {
+				if fmt.Sprint(o.NodeLabels) != "map[a:x b:2]" || fmt.Sprint(o.RegisterWithTaints) != "[k=v:NoSchedule j:NoExecute]" {
+					t.Errorf("node-labels %v, register-with-taints %v", o.NodeLabels, o.RegisterWithTaints)
+				}
+			},
+		},
+		{
 			name:   "command-line flag wins over the file",
 			args:   []string{"--nodename=vk-from-flag", "--max-pods=7"},
 			config: "nodename: vk-from-file\nmax-pods: 42\nworkers: 4\n",
@@ -269,6 +278,13 @@ func TestValidate(t *testing.T) {
 		{name: "defaults with a node name", mod: func(*options) {}},
 		{name: "json logs", mod: func(o *options) { o.LogFormat = "json" }},
 		{name: "TLS with client CA", mod: func(o *options) { o.TLSCertFile, o.TLSKeyFile, o.ClientCAFile = "c.pem", "k.pem", "ca.pem" }},
+		{name: "node labels and taints", mod: func(o *options) {
+			o.NodeLabels = map[string]string{"vk-cri.io/pool": "a", "env": ""}
+			o.RegisterWithTaints = []string{"dedicated=vk:NoSchedule", "vk-cri.io/test:NoExecute"}
+		}},
+		{name: "bad node label key", mod: func(o *options) { o.NodeLabels = map[string]string{"a b": "x"} }, wantErr: `--node-labels: invalid key "a b"`},
+		{name: "bad node label value", mod: func(o *options) { o.NodeLabels = map[string]string{"a": "x y"} }, wantErr: `--node-labels: invalid value "x y" of "a"`},
+		{name: "bad taint", mod: func(o *options) { o.RegisterWithTaints = []string{"a=b"} }, wantErr: `--register-with-taints: "a=b": want key=value:Effect`},
 		{name: "no node name", mod: func(o *options) { o.NodeName = "" }, wantErr: "--nodename is required"},
 		{name: "cert without key", mod: func(o *options) { o.TLSCertFile, o.ClientCAFile = "c.pem", "ca.pem" }, wantErr: "go together"},
 		{name: "key without cert", mod: func(o *options) { o.TLSKeyFile, o.ClientCAFile = "k.pem", "ca.pem" }, wantErr: "go together"},

@@ -128,6 +128,15 @@ func run(ctx context.Context, o *options) error {
 	}
 	entry.WithFields(logrus.Fields{"endpoint": o.CRIEndpoint, "runtime": rt.RuntimeVersionString()}).Info("connected to the CRI runtime")
 
+	taints, err := parseTaints(o.RegisterWithTaints)
+	if err != nil {
+		return err
+	}
+	owners, err := nodeOwnerReferences(ctx, client, o.NodeOwnerClusterRole)
+	if err != nil {
+		return err
+	}
+
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedv1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
@@ -159,10 +168,13 @@ func run(ctx context.Context, o *options) error {
 	n, err := nodeutil.NewNode(o.NodeName,
 		func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
 			np, err := p.NewNodeProvider(pc.Node, provider.NodeOptions{
-				Version:     version,
-				RootDir:     o.RootDir,
-				MaxPods:     o.MaxPods,
-				KubeletPort: o.Port,
+				Version:         version,
+				RootDir:         o.RootDir,
+				MaxPods:         o.MaxPods,
+				KubeletPort:     o.Port,
+				Labels:          o.NodeLabels,
+				Taints:          taints,
+				OwnerReferences: owners,
 			})
 			if err != nil {
 				return nil, nil, err

@@ -60,6 +60,9 @@ PKI_DIR="$STACK_DIR/pki"
 CRI_TOOLS_VERSION=${CRI_TOOLS_VERSION:-v1.37.0}
 CRICTL="$CACHE_DIR/bin/crictl-$CRI_TOOLS_VERSION"
 KUBECTL="$BIN_DIR/kubectl"
+# The helm CLI (hack/build-helm.sh), for the chart in charts/vk-cri.
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
+HELM="$CACHE_DIR/bin/helm-$HELM_VERSION"
 CNI_BIN_DIR=/usr/lib/cni
 SERVICE_CIDR=${SERVICE_CIDR:-10.0.0.0/24}
 SERVICE_IP=${SERVICE_IP:-10.0.0.1}

@@ -17,9 +17,6 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
@@ -33,7 +30,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path"
-	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -43,17 +39,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/vk-cri/vk-cri/hack/tools/oci"
 )
-
-// epoch is the fixed time stamped on every file, history entry and config.
-var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:5000", "loopback address to listen on")
@@ -196,32 +186,32 @@ func buildImages(busyboxBin, vktestBin string) ([]taggedImage, error) {
 		return nil, err
 	}
 
-	rootfs, err := newLayer(busyboxRootfs(busybox, applets))
+	rootfs, err := oci.NewLayer(busyboxRootfs(busybox, applets))
 	if err != nil {
 		return nil, err
 	}
 	rootfsAdd := mutate.Addendum{Layer: rootfs, History: history("busybox-static rootfs, applets hard-linked in /bin")}
 
-	busyboxImg, err := newImage(v1.Config{Cmd: []string{"sh"}}, rootfsAdd)
+	busyboxImg, err := oci.NewImage(v1.Config{Cmd: []string{"sh"}}, rootfsAdd)
 	if err != nil {
 		return nil, err
 	}
 
-	pauseLayer, err := newLayer([]file{{name: "pause", mode: 0o755, data: vktest}})
+	pauseLayer, err := oci.NewLayer([]oci.File{{Name: "pause", Mode: 0o755, Data: vktest}})
 	if err != nil {
 		return nil, err
 	}
-	pauseImg, err := newImage(v1.Config{Entrypoint: []string{"/pause", "pause"}},
+	pauseImg, err := oci.NewImage(v1.Config{Entrypoint: []string{"/pause", "pause"}},
 		mutate.Addendum{Layer: pauseLayer, History: history("vktest as /pause")})
 	if err != nil {
 		return nil, err
 	}
 
-	vktestLayer, err := newLayer([]file{{name: "vktest", mode: 0o755, data: vktest}})
+	vktestLayer, err := oci.NewLayer([]oci.File{{Name: "vktest", Mode: 0o755, Data: vktest}})
 	if err != nil {
 		return nil, err
 	}
-	vktestImg, err := newImage(v1.Config{
+	vktestImg, err := oci.NewImage(v1.Config{
 		Entrypoint:   []string{"/vktest"},
 		Cmd:          []string{"serve", "--port", "8080"},
 		ExposedPorts: map[string]struct{}{"8080/tcp": {}},
@@ -230,14 +220,14 @@ func buildImages(busyboxBin, vktestBin string) ([]taggedImage, error) {
 		return nil, err
 	}
 
-	wwwLayer, err := newLayer([]file{
-		{name: "www", mode: 0o755 | os.ModeDir},
-		{name: "www/index.html", mode: 0o644, data: []byte("vk-cri httpd\n")},
+	wwwLayer, err := oci.NewLayer([]oci.File{
+		{Name: "www", Mode: 0o755 | os.ModeDir},
+		{Name: "www/index.html", Mode: 0o644, Data: []byte("vk-cri httpd\n")},
 	})
 	if err != nil {
 		return nil, err
 	}
-	httpdImg, err := newImage(v1.Config{
+	httpdImg, err := oci.NewImage(v1.Config{
 		Cmd:          []string{"httpd", "-f", "-p", "80", "-h", "/www"},
 		ExposedPorts: map[string]struct{}{"80/tcp": {}},
 	}, rootfsAdd, mutate.Addendum{Layer: wwwLayer, History: history("/www/index.html")})
@@ -255,30 +245,7 @@ func buildImages(busyboxBin, vktestBin string) ([]taggedImage, error) {
 	}, nil
 }
 
-func history(createdBy string) v1.History {
-	return v1.History{Created: v1.Time{Time: epoch}, CreatedBy: createdBy, Comment: "built by vk-cri hack/tools/registry"}
-}
-
-// newImage makes an OCI image for linux/GOARCH from cfg (PATH is added to its Env) and layers.
-func newImage(cfg v1.Config, layers ...mutate.Addendum) (v1.Image, error) {
-	cfg.Env = append([]string{"PATH=" + defaultPath}, cfg.Env...)
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err := mutate.ConfigFile(img, &v1.ConfigFile{
-		Architecture: runtime.GOARCH,
-		OS:           "linux",
-		Created:      v1.Time{Time: epoch},
-		Config:       cfg,
-		RootFS:       v1.RootFS{Type: "layers"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range layers {
-		layers[i].MediaType = types.OCILayer
-	}
-	return mutate.Append(img, layers...)
-}
+func history(createdBy string) v1.History { return oci.History("hack/tools/registry", createdBy) }
 
 // busyboxApplets asks busybox for its applet names.
 func busyboxApplets(busyboxBin string) ([]string, error) {
@@ -300,92 +267,26 @@ func busyboxApplets(busyboxBin string) ([]string, error) {
 	return applets, nil
 }
 
-// file is one entry of a layer. A non-empty link makes a hard link to that path.
-type file struct {
-	name string
-	mode os.FileMode
-	data []byte
-	link string
-}
-
 const (
 	passwd = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/false\n"
 	group  = "root:x:0:\nnobody:x:65534:\n"
 )
 
-func busyboxRootfs(busybox []byte, applets []string) []file {
-	files := []file{}
+func busyboxRootfs(busybox []byte, applets []string) []oci.File {
+	files := []oci.File{}
 	for _, d := range []string{"bin", "dev", "etc", "home", "proc", "sys", "usr", "usr/bin", "usr/sbin", "sbin", "var", "var/log", "var/run"} {
-		files = append(files, file{name: d, mode: 0o755 | os.ModeDir})
+		files = append(files, oci.File{Name: d, Mode: 0o755 | os.ModeDir})
 	}
 	files = append(files,
-		file{name: "root", mode: 0o700 | os.ModeDir},
-		file{name: "tmp", mode: 0o777 | os.ModeDir | os.ModeSticky},
-		file{name: "var/tmp", mode: 0o777 | os.ModeDir | os.ModeSticky},
-		file{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
-		file{name: "etc/group", mode: 0o644, data: []byte(group)},
-		file{name: "bin/busybox", mode: 0o755, data: busybox},
+		oci.File{Name: "root", Mode: 0o700 | os.ModeDir},
+		oci.File{Name: "tmp", Mode: 0o777 | os.ModeDir | os.ModeSticky},
+		oci.File{Name: "var/tmp", Mode: 0o777 | os.ModeDir | os.ModeSticky},
+		oci.File{Name: "etc/passwd", Mode: 0o644, Data: []byte(passwd)},
+		oci.File{Name: "etc/group", Mode: 0o644, Data: []byte(group)},
+		oci.File{Name: "bin/busybox", Mode: 0o755, Data: busybox},
 	)
 	for _, a := range applets {
-		files = append(files, file{name: path.Join("bin", a), mode: 0o755, link: "bin/busybox"})
+		files = append(files, oci.File{Name: path.Join("bin", a), Mode: 0o755, Link: "bin/busybox"})
 	}
 	return files
-}
-
-// newLayer writes files into a gzipped tar with fixed owners and times and returns it as
-// an OCI layer. Go's gzip output is deterministic, so the digest only depends on the files.
-func newLayer(files []file) (v1.Layer, error) {
-	var tarBuf bytes.Buffer
-	tw := tar.NewWriter(&tarBuf)
-	for _, f := range files {
-		hdr := &tar.Header{
-			Name:    f.name,
-			Mode:    int64(f.mode.Perm()),
-			ModTime: epoch,
-			Uname:   "root",
-			Gname:   "root",
-			Format:  tar.FormatPAX,
-		}
-		if f.mode&os.ModeSticky != 0 {
-			hdr.Mode |= 0o1000
-		}
-		switch {
-		case f.mode.IsDir():
-			hdr.Typeflag = tar.TypeDir
-			hdr.Name += "/"
-		case f.link != "":
-			hdr.Typeflag = tar.TypeLink
-			hdr.Linkname = f.link
-		default:
-			hdr.Typeflag = tar.TypeReg
-			hdr.Size = int64(len(f.data))
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, err
-		}
-		if hdr.Typeflag == tar.TypeReg {
-			if _, err := tw.Write(f.data); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-
-	var gzBuf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gzBuf, gzip.DefaultCompression)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(tarBuf.Bytes()); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	gz := gzBuf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(gz)), nil
-	}, tarball.WithMediaType(types.OCILayer))
 }

@@ -1,0 +1,12 @@
+# vk-cri's container image, built without Docker (hack/image.sh, hack/tools/image) and pushed to
+# the local registry as $(REGISTRY)/vk-cri/vk-cri:$(IMAGE_TAG); and the helm CLI for charts/vk-cri.
+IMAGE_TAG ?= latest
+.PHONY: image helm
+
+## image: bin/vk-cri as an OCI image (static binary on a minimal base), pushed to the local registry.
+image: build
+	VKCRI_IMAGE_TAG=$(IMAGE_TAG) hack/image.sh
+
+## helm: the helm CLI built from the Go module proxy, cached in /var/cache/vk-cri (prints its path).
+helm:
+	hack/build-helm.sh
