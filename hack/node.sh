@@ -6,6 +6,11 @@
 #   hack/node.sh status NAME         exit 0 iff running
 #   hack/node.sh wait-ready NAME     wait until the Node is Ready
 #   hack/node.sh remove NAME         stop it, delete its pods from the runtime and the Node object
+#
+# The kubelet API is served on NODE_IP:PORT with a serving certificate requested through the
+# certificates API (--rotate-server-certificates), which hack/csr-approver.sh approves while the
+# node runs; VKCRI_SERVING_CERT=files gives it a certificate signed by the cluster CA instead
+# (hack/pki.sh). Its localhost healthz port is PORT+1000 (the kubelet's 10248 is the ref node's).
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
@@ -17,6 +22,7 @@ ENV_FILE="$STACK_DIR/env"
 set -a; source "$ENV_FILE"; set +a
 
 pidfile="$STACK_DIR/vk-cri-$name.pid"
+approver_pidfile="$STACK_DIR/csr-approver-$name.pid"
 logfile="$STACK_DIR/logs/vk-cri-$name.log"
 VKCRI_BIN=${VKCRI_BIN:-$REPO_DIR/bin/vk-cri}
 
@@ -27,8 +33,16 @@ node_ready() {
         -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" == True ]]
 }
 
+stop_approver() {
+  if [[ -f "$approver_pidfile" ]]; then
+    kill -- "-$(cat "$approver_pidfile")" 2>/dev/null || true
+    rm -f "$approver_pidfile"
+  fi
+}
+
 stop_signal() {
   local sig=$1
+  stop_approver
   running || { rm -f "$pidfile"; return 0; }
   local pid; pid=$(cat "$pidfile")
   kill "-$sig" "$pid" 2>/dev/null || true
@@ -40,7 +54,11 @@ case "$cmd" in
   start)
     if running; then log "vk-cri $name already running (pid $(cat "$pidfile"))"; exit 0; fi
     [[ -x "$VKCRI_BIN" ]] || die "$VKCRI_BIN not built: run make build"
-    [[ -f "$PKI_DIR/serving-$name.crt" ]] || "$HACK_DIR/pki.sh" serving-cert "$name" "$NODE_IP" >/dev/null
+    serving_args=(--rotate-server-certificates --cert-dir "$STACK_DIR/nodes/$name/pki")
+    if [[ "${VKCRI_SERVING_CERT:-csr}" == files ]]; then
+      [[ -f "$PKI_DIR/serving-$name.crt" ]] || "$HACK_DIR/pki.sh" serving-cert "$name" "$NODE_IP" >/dev/null
+      serving_args=(--tls-cert-file "$PKI_DIR/serving-$name.crt" --tls-private-key-file "$PKI_DIR/serving-$name.key")
+    fi
     mkdir -p "$STACK_DIR/logs" "$STACK_DIR/nodes/$name"
     log "starting vk-cri node $name (kubelet API $NODE_IP:$port, log $logfile)"
     setsid "$VKCRI_BIN" \
@@ -49,15 +67,20 @@ case "$cmd" in
       --cri-endpoint "$CRI_ENDPOINT" \
       --node-ip "$NODE_IP" \
       --address "$NODE_IP" --port "$port" \
-      --tls-cert-file "$PKI_DIR/serving-$name.crt" \
-      --tls-private-key-file "$PKI_DIR/serving-$name.key" \
+      "${serving_args[@]}" \
       --client-ca-file "$CLIENT_CA" \
+      --healthz-port $((port + 1000)) \
       --root-dir "$STACK_DIR/nodes/$name" \
       --pod-log-dir "$STACK_DIR/nodes/$name/pods-logs" \
       --cgroup-root "/vk-cri-$name" \
       ${VKCRI_EXTRA_ARGS:-} \
       >>"$logfile" 2>&1 </dev/null &
     echo $! >"$pidfile"
+    if [[ "${VKCRI_SERVING_CERT:-csr}" != files ]]; then
+      stop_approver
+      setsid "$HACK_DIR/csr-approver.sh" "$name" "$(cat "$pidfile")" >>"$logfile" 2>&1 </dev/null &
+      echo $! >"$approver_pidfile"
+    fi
     ;;
   stop) stop_signal TERM ;;
   kill) stop_signal KILL ;;
@@ -81,6 +104,8 @@ case "$cmd" in
         "$CRICTL" --runtime-endpoint "$CRI_ENDPOINT" rmp "$sb" >/dev/null 2>&1 || true
       done
     fi
+    # Its serving certificate goes with it: a node of the same name starts with a new request.
+    rm -rf "$STACK_DIR/nodes/$name/pki"
     log "node $name removed"
     ;;
   *) die "unknown command $cmd" ;;

@@ -25,6 +25,21 @@ type options struct {
 	TLSCertFile           string
 	TLSKeyFile            string
 	ClientCAFile          string
+	// Kubelet API serving certificate: files (TLSCertFile), the certificates API
+	// (RotateServerCertificates) or, only when asked for, self-signed.
+	RotateServerCertificates bool
+	CertDir                  string
+	SelfSignedServingCert    bool
+	// Kubelet API authentication and authorisation (the kubelet's flags and defaults, except
+	// that anonymous requests are refused unless allowed).
+	AnonymousAuth               bool
+	AuthenticationTokenWebhook  bool
+	AuthenticationTokenCacheTTL time.Duration
+	AuthorizationMode           string
+	AuthorizedCacheTTL          time.Duration
+	UnauthorizedCacheTTL        time.Duration
+	HealthzBindAddress          string
+	HealthzPort                 int32
 	RootDir               string
 	PodLogDir             string
 	CgroupRoot            string
@@ -46,6 +61,13 @@ func defaultOptions() *options {
 		RuntimeRequestTimeout: 2 * time.Minute,
 		Address:               "0.0.0.0",
 		Port:                  10250,
+		AuthenticationTokenWebhook:  true,
+		AuthenticationTokenCacheTTL: 2 * time.Minute,
+		AuthorizationMode:           "Webhook",
+		AuthorizedCacheTTL:          5 * time.Minute,
+		UnauthorizedCacheTTL:        30 * time.Second,
+		HealthzBindAddress:          "127.0.0.1",
+		HealthzPort:                 10248,
 		RootDir:               "/var/lib/vk-cri",
 		PodLogDir:             "/var/log/pods",
 		CgroupRoot:            "/",
@@ -66,9 +88,20 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "node InternalIP address (default: first non-loopback address of the host)")
 	fs.StringVar(&o.Address, "address", o.Address, "address the kubelet API listens on")
 	fs.Int32Var(&o.Port, "port", o.Port, "port of the kubelet API (HTTPS), reported as the node's kubelet endpoint")
-	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate of the kubelet API; without it the API is not served")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate of the kubelet API (PEM); give it, --rotate-server-certificates or --self-signed-serving-cert, or the API is not served")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "private key of --tls-cert-file")
-	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA that signs client certificates allowed on the kubelet API; required to serve it")
+	fs.BoolVar(&o.RotateServerCertificates, "rotate-server-certificates", o.RotateServerCertificates, "request the kubelet API's serving certificate through the certificates API (signer kubernetes.io/kubelet-serving) and renew it before it expires; the CSRs must be approved")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the certificates requested with --rotate-server-certificates (default: <root-dir>/pki)")
+	fs.BoolVar(&o.SelfSignedServingCert, "self-signed-serving-cert", o.SelfSignedServingCert, "serve the kubelet API with a self-signed certificate (the API server cannot verify it)")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA whose client certificates authenticate callers of the kubelet API (CN = user, O = groups)")
+	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "let requests without credentials through to authorisation as system:anonymous")
+	fs.BoolVar(&o.AuthenticationTokenWebhook, "authentication-token-webhook", o.AuthenticationTokenWebhook, "authenticate bearer tokens with TokenReviews")
+	fs.DurationVar(&o.AuthenticationTokenCacheTTL, "authentication-token-webhook-cache-ttl", o.AuthenticationTokenCacheTTL, "how long TokenReview answers are cached")
+	fs.StringVar(&o.AuthorizationMode, "authorization-mode", o.AuthorizationMode, "kubelet API authorisation: Webhook (SubjectAccessReviews) or AlwaysAllow")
+	fs.DurationVar(&o.AuthorizedCacheTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizedCacheTTL, "how long 'allowed' SubjectAccessReview answers are cached")
+	fs.DurationVar(&o.UnauthorizedCacheTTL, "authorization-webhook-cache-unauthorized-ttl", o.UnauthorizedCacheTTL, "how long 'denied' SubjectAccessReview answers are cached")
+	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "address of the plain-HTTP, unauthenticated healthz endpoint")
+	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "port of the healthz endpoint; 0 disables it")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "directory for vk-cri's pod data; its file system is the node's ephemeral-storage")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of container logs, in the kubelet's <namespace>_<pod>_<uid>/<container>/<n>.log layout")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (kubepods/...) are created")
@@ -144,8 +177,22 @@ func (o *options) validate() error {
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		return fmt.Errorf("--tls-cert-file and --tls-private-key-file go together")
 	}
-	if o.TLSCertFile != "" && o.ClientCAFile == "" {
-		return fmt.Errorf("--client-ca-file is required to serve the kubelet API: it must not be open to unauthenticated clients")
+	sources := 0
+	for _, given := range []bool{o.TLSCertFile != "", o.RotateServerCertificates, o.SelfSignedServingCert} {
+		if given {
+			sources++
+		}
+	}
+	if sources > 1 {
+		return fmt.Errorf("--tls-cert-file, --rotate-server-certificates and --self-signed-serving-cert exclude each other")
+	}
+	if sources == 1 {
+		if err := o.authConfig().Validate(); err != nil {
+			return fmt.Errorf("kubelet API: %w", err)
+		}
+	}
+	if o.HealthzPort < 0 || o.HealthzPort > 65535 {
+		return fmt.Errorf("--healthz-port must be 0 (off) or a port number")
 	}
 	if o.MaxPods <= 0 {
 		return fmt.Errorf("--max-pods must be positive")

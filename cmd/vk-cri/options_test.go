@@ -288,7 +288,14 @@ func TestValidate(t *testing.T) {
 		{name: "no node name", mod: func(o *options) { o.NodeName = "" }, wantErr: "--nodename is required"},
 		{name: "cert without key", mod: func(o *options) { o.TLSCertFile, o.ClientCAFile = "c.pem", "ca.pem" }, wantErr: "go together"},
 		{name: "key without cert", mod: func(o *options) { o.TLSKeyFile, o.ClientCAFile = "k.pem", "ca.pem" }, wantErr: "go together"},
-		{name: "TLS without client CA", mod: func(o *options) { o.TLSCertFile, o.TLSKeyFile = "c.pem", "k.pem" }, wantErr: "--client-ca-file is required"},
+		{name: "TLS with token webhook only", mod: func(o *options) { o.TLSCertFile, o.TLSKeyFile = "c.pem", "k.pem" }},
+		{name: "TLS without any authentication", mod: func(o *options) {
+			o.TLSCertFile, o.TLSKeyFile, o.AuthenticationTokenWebhook = "c.pem", "k.pem", false
+		}, wantErr: "no way to authenticate"},
+		{name: "CSR certificate", mod: func(o *options) { o.RotateServerCertificates = true }},
+		{name: "two certificate sources", mod: func(o *options) { o.RotateServerCertificates, o.SelfSignedServingCert = true, true }, wantErr: "exclude each other"},
+		{name: "unknown authorization mode", mod: func(o *options) { o.SelfSignedServingCert, o.AuthorizationMode = true, "RBAC" }, wantErr: "authorization mode"},
+		{name: "healthz port out of range", mod: func(o *options) { o.HealthzPort = 70000 }, wantErr: "--healthz-port"},
 		{name: "zero max pods", mod: func(o *options) { o.MaxPods = 0 }, wantErr: "--max-pods must be positive"},
 		{name: "negative max pods", mod: func(o *options) { o.MaxPods = -1 }, wantErr: "--max-pods must be positive"},
 		{name: "unknown log format", mod: func(o *options) { o.LogFormat = "yaml" }, wantErr: `--log-format must be text or json, not "yaml"`},

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
@@ -151,20 +149,9 @@ func run(ctx context.Context, o *options) error {
 		Pods:       client.CoreV1(),
 	}, rt, recorder, entry)
 
-	mux := http.NewServeMux()
-	var tlsOpts []func(*tls.Config) error
-	if o.TLSCertFile != "" {
-		tlsOpts = append(tlsOpts,
-			nodeutil.WithKeyPairFromPath(o.TLSCertFile, o.TLSKeyFile),
-			nodeutil.WithCAFromPath(o.ClientCAFile),
-			func(c *tls.Config) error {
-				c.ClientAuth = tls.RequireAndVerifyClientCert
-				return nil
-			})
-	} else {
-		entry.Warn("no --tls-cert-file: the kubelet API (logs) is not served")
-	}
-
+	// virtual-kubelet serves nothing itself (no TLS config): its pod routes are captured and
+	// served by vk-cri's kubelet API server, behind the kubelet's authentication.
+	vkRoutes := &handlerCapture{}
 	n, err := nodeutil.NewNode(o.NodeName,
 		func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
 			np, err := p.NewNodeProvider(pc.Node, provider.NodeOptions{
@@ -182,18 +169,15 @@ func run(ctx context.Context, o *options) error {
 			return p, np, nil
 		},
 		nodeutil.WithClient(client),
-		nodeutil.AttachProviderRoutes(mux),
+		nodeutil.AttachProviderRoutes(vkRoutes),
 		func(c *nodeutil.NodeConfig) error {
 			c.SkipDownwardAPIResolution = true
 			c.EventRecorder = quietRecorder{}
-			c.HTTPListenAddr = net.JoinHostPort(o.Address, fmt.Sprint(o.Port))
-			c.Handler = mux
 			c.NumWorkers = o.Workers
 			c.StreamIdleTimeout = 4 * time.Hour
 			c.StreamCreationTimeout = 30 * time.Second
 			return nil
 		},
-		withTLS(tlsOpts),
 		nodeutil.WithPodControllerConfigOverrides(func(c *node.PodControllerConfig) error {
 			c.PodClient = providerOwnedPods{PodsGetter: c.PodClient, owner: p}
 			return nil
@@ -205,22 +189,32 @@ func run(ctx context.Context, o *options) error {
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	apiErr := make(chan error, 1)
+	go func() {
+		apiErr <- runKubeletAPI(ctx, o, client, kubeletAPI{providerHandler: vkRoutes.handler}, entry)
+	}()
 	go func() {
 		if err := n.WaitReady(ctx, 0); err == nil {
 			entry.Info("node registered; pod and node controllers running")
 		}
 	}()
-	if err := n.Run(ctx); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("node stopped: %w", err)
+	nodeErr := make(chan error, 1)
+	go func() { nodeErr <- n.Run(ctx) }()
+	select {
+	case err := <-apiErr:
+		if err != nil {
+			return fmt.Errorf("kubelet API: %w", err)
+		}
+		if err := <-nodeErr; err != nil && ctx.Err() == nil {
+			return fmt.Errorf("node stopped: %w", err)
+		}
+	case err := <-nodeErr:
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("node stopped: %w", err)
+		}
 	}
 	entry.Info("vk-cri stopped")
 	return nil
-}
-
-// withTLS applies TLS options only when there are any: virtual-kubelet serves nothing without.
-func withTLS(opts []func(*tls.Config) error) nodeutil.NodeOpt {
-	if len(opts) == 0 {
-		return func(*nodeutil.NodeConfig) error { return nil }
-	}
-	return nodeutil.WithTLSConfig(opts...)
 }
