@@ -22,30 +22,24 @@ acceptable() {
   req=$(base64 -d <<<"$2") || return 1
   subject=$(openssl req -noout -subject -nameopt RFC2253 <<<"$req" 2>/dev/null) || return 1
   [[ "$subject" == "subject=CN=system:node:$name,O=system:nodes" || \
-     "$subject" == "subject=O=system:nodes,CN=system:node:$name" ]] || { log "csr $1: subject $subject is not node $name's"; return 1; }
+     "$subject" == "subject=O=system:nodes,CN=system:node:$name" ]] || return 1  # another node's
   ips=$(openssl req -noout -text <<<"$req" | grep -o 'IP Address:[0-9a-f.:]*' | sed 's/IP Address://' || true)
   for ip in $ips; do
     [[ "$ip" == "$NODE_IP" || "$ip" == 127.0.0.1 ]] || { log "csr $1: IP SAN $ip is not node $name's"; return 1; }
   done
 }
 
-fmt='{range .items[?(@.spec.signerName=="kubernetes.io/kubelet-serving")]}{.metadata.name} {.spec.username} {.status.conditions[*].type} {.spec.request}{"\n"}{end}'
-approve_pending() {
-  local csr user rest
-  kubectl_admin get csr -o jsonpath="$fmt" | while read -r csr user rest; do
-    [[ "$user" == vk-cri ]] || continue
-    # Pending requests have no condition: the remaining field is the request itself.
-    [[ "$rest" != *" "* ]] || continue
-    acceptable "$csr" "$rest" || continue
-    kubectl_admin certificate approve "$csr" >/dev/null && log "approved $csr for node $name"
-  done
-}
+# One line per CSR: name, signer, requestor, request, then its conditions (none while pending).
+fmt='{.metadata.name} {.spec.signerName} {.spec.username} {.spec.request} {.status.conditions[*].type}{"\n"}'
 
-# Each change to a CSR (created, approved, issued) is one line of the watch; re-list then.
+# --watch lists every CSR, then follows changes from that list's version: none is missed.
 while kill -0 "$pid" 2>/dev/null; do
-  approve_pending || true
-  kubectl_admin get csr --watch-only -o name --request-timeout=0 2>/dev/null | while read -r _; do
-    approve_pending || true
-    kill -0 "$pid" 2>/dev/null || exit 0
-  done || true
+  kubectl_admin get csr --watch -o jsonpath="$fmt" --request-timeout=0 2>/dev/null |
+    while read -r csr signer user request conditions; do
+      kill -0 "$pid" 2>/dev/null || exit 0
+      [[ "$signer" == kubernetes.io/kubelet-serving && "$user" == vk-cri && -z "$conditions" ]] || continue
+      acceptable "$csr" "$request" || continue
+      kubectl_admin certificate approve "$csr" >/dev/null && log "approved $csr for node $name"
+    done || true
+  sleep 1  # the watch ended (API server restarting?): list and watch again
 done
