@@ -23,11 +23,13 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // sandboxGoldenCase is one testdata/sandbox/*.yaml file: a pod and the node settings the
 // translation reads. DNS comes from testdata/resolv.conf through dnsSource.forPod.
 type sandboxGoldenCase struct {
-	Attempt    uint32 `json:"attempt"`
-	NodeName   string `json:"nodeName"`
-	PodLogRoot string `json:"podLogRoot"`
-	CgroupRoot string `json:"cgroupRoot"`
-	Pod        v1.Pod `json:"pod"`
+	Attempt       uint32   `json:"attempt"`
+	NodeName      string   `json:"nodeName"`
+	PodLogRoot    string   `json:"podLogRoot"`
+	CgroupRoot    string   `json:"cgroupRoot"`
+	ClusterDNS    []string `json:"clusterDNS"`
+	ClusterDomain string   `json:"clusterDomain"`
+	Pod           v1.Pod   `json:"pod"`
 }
 
 // containerGoldenCase is one testdata/container/*.yaml file: a pod, the container of it to
@@ -38,6 +40,14 @@ type containerGoldenCase struct {
 	RestartCount int    `json:"restartCount"`
 	Owner        string `json:"owner"`
 	Pod          v1.Pod `json:"pod"`
+	// Env, when given, is the resolved environment (as resolveEnv would give it); otherwise
+	// the container's literal env.
+	Env []v1.EnvVar `json:"env"`
+	// ImageUID and ImageUser are the image's default user.
+	ImageUID  *int64 `json:"imageUID"`
+	ImageUser string `json:"imageUser"`
+	// WantError is the CreateContainerConfigError message expected instead of a config.
+	WantError string `json:"wantError"`
 }
 
 // canonicalJSON re-indents JSON with sorted keys: protojson's whitespace is deliberately
@@ -134,7 +144,7 @@ func TestSandboxConfigGolden(t *testing.T) {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			var tc sandboxGoldenCase
 			readYAML(t, in, &tc)
-			env := sandboxEnv{NodeName: tc.NodeName, PodLogRoot: tc.PodLogRoot, CgroupRoot: tc.CgroupRoot}
+			env := sandboxEnv{NodeName: tc.NodeName, PodLogRoot: tc.PodLogRoot, CgroupRoot: tc.CgroupRoot, ClusterDomain: tc.ClusterDomain}
 			if env.NodeName == "" {
 				env.NodeName = "vk-node-1"
 			}
@@ -144,13 +154,16 @@ func TestSandboxConfigGolden(t *testing.T) {
 			if env.CgroupRoot == "" {
 				env.CgroupRoot = "/"
 			}
-			dns, err := dnsSource{path: filepath.Join("testdata", "resolv.conf")}.forPod(&tc.Pod)
+			dns, err := dnsSource{path: filepath.Join("testdata", "resolv.conf"), clusterDNS: tc.ClusterDNS, clusterDomain: tc.ClusterDomain}.forPod(&tc.Pod)
 			if err != nil {
 				t.Fatalf("forPod: %v", err)
 			}
 			env.DNS = dns
 			before := tc.Pod.DeepCopy()
-			cfg := sandboxConfig(env, &tc.Pod, tc.Attempt)
+			cfg, err := sandboxConfig(env, &tc.Pod, tc.Attempt)
+			if err != nil {
+				t.Fatalf("sandboxConfig: %v", err)
+			}
 			checkGolden(t, goldenPath(in), protoJSON(t, cfg))
 			if !equalPods(before, &tc.Pod) {
 				t.Errorf("sandboxConfig modified the pod")
@@ -172,7 +185,28 @@ func TestContainerConfigGolden(t *testing.T) {
 			if owner == "" {
 				owner = "vk-node-1"
 			}
-			cfg := containerConfig(owner, &tc.Pod, c, tc.ImageRef, tc.RestartCount, literalEnv(c))
+			env := literalEnv(c)
+			if tc.Env != nil {
+				env = containerEnvironment{Values: map[string]string{}}
+				for _, kv := range tc.Env {
+					env.List = append(env.List, &runtimeapi.KeyValue{Key: kv.Name, Value: []byte(kv.Value)})
+					env.Values[kv.Name] = kv.Value
+				}
+			}
+			node := nodeFacts{MemoryCapacity: 8 << 30, SeccompRoot: "/var/lib/vk-cri/seccomp"}
+			cfg, err := containerConfig(node, containerInput{
+				Owner: owner, Pod: &tc.Pod, Container: c, ImageRef: tc.ImageRef, RestartCount: tc.RestartCount,
+				Env: env, Image: imageUser{UID: tc.ImageUID, Username: tc.ImageUser},
+			})
+			if tc.WantError != "" {
+				if err == nil || err.Error() != tc.WantError {
+					t.Fatalf("containerConfig error = %v, want %q", err, tc.WantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("containerConfig: %v", err)
+			}
 			checkGolden(t, goldenPath(in), protoJSON(t, cfg))
 		})
 	}
@@ -220,7 +254,7 @@ func TestPodHostname(t *testing.T) {
 	for _, tc := range cases {
 		pod := testPod()
 		pod.Name, pod.Spec.Hostname, pod.Spec.HostNetwork = tc.podName, tc.hostname, tc.hostNet
-		if got := podHostname(pod); got != tc.want {
+		if got, _ := podHostname(pod, "cluster.local"); got != tc.want {
 			t.Errorf("%s: podHostname = %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -228,7 +262,7 @@ func TestPodHostname(t *testing.T) {
 	t.Run("hostnameOverride", func(t *testing.T) {
 		pod := testPod()
 		pod.Spec.HostnameOverride = ptrTo("custom.example")
-		got := podHostname(pod)
+		got, _ := podHostname(pod, "cluster.local")
 		knownBugIf(t, got != "custom.example",
 			"spec.hostnameOverride (GA and locked on in v1.37) is ignored: the sandbox hostname is the pod name",
 			fmt.Sprintf("- custom.example\n+ %s", got))
@@ -373,7 +407,7 @@ func TestLiteralEnv(t *testing.T) {
 		{Name: "EMPTY"},
 		{Name: "B", Value: "x=y"},
 	}}
-	got := literalEnv(&c)
+	got := literalEnv(&c).List
 	want := []*runtimeapi.KeyValue{{Key: "A", Value: []byte("1")}, {Key: "EMPTY", Value: []byte("")}, {Key: "B", Value: []byte("x=y")}}
 	if len(got) != len(want) {
 		t.Fatalf("literalEnv = %v, want %v", got, want)
@@ -383,7 +417,7 @@ func TestLiteralEnv(t *testing.T) {
 			t.Errorf("env[%d] = %v, want %v", i, got[i], want[i])
 		}
 	}
-	if got := literalEnv(&v1.Container{}); got == nil || len(got) != 0 {
+	if got := literalEnv(&v1.Container{}).List; got == nil || len(got) != 0 {
 		t.Errorf("literalEnv of no env = %#v, want an empty non-nil list", got)
 	}
 }
@@ -426,7 +460,10 @@ func TestContainerSecurityContext(t *testing.T) {
 	}
 	c := ctr("a")
 	c.SecurityContext = &v1.SecurityContext{RunAsUser: ptrTo(int64(1)), ReadOnlyRootFilesystem: ptrTo(true)}
-	sc := containerSecurityContext(pod, &c)
+	sc, err := containerSecurityContext(nodeFacts{}, pod, &c, imageUser{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if sc.RunAsUser.GetValue() != 1 {
 		t.Errorf("runAsUser = %v, want the container's 1", sc.RunAsUser)
 	}
@@ -449,9 +486,17 @@ func TestContainerSecurityContext(t *testing.T) {
 		t.Errorf("supplementalGroups = %v, want 3 groups", sc.SupplementalGroups)
 	}
 
-	// No security context anywhere: only the namespaces.
-	sc = containerSecurityContext(testPod(), &v1.Container{Name: "x"})
-	want := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(testPod())}
+	// No security context anywhere: the namespaces, the image's user, no seccomp confinement and
+	// the default masked and read-only paths.
+	sc, _ = containerSecurityContext(nodeFacts{}, testPod(), &v1.Container{Name: "x"}, imageUser{UID: ptrTo(int64(5)), Username: "five"})
+	want := &runtimeapi.LinuxContainerSecurityContext{
+		NamespaceOptions: namespaceOptions(testPod()),
+		RunAsUser:        &runtimeapi.Int64Value{Value: 5},
+		RunAsUsername:    "five",
+		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
+		MaskedPaths:      baseMaskedPaths,
+		ReadonlyPaths:    defaultReadonlyPaths,
+	}
 	if !proto.Equal(sc, want) {
 		t.Errorf("bare container security context = %v, want %v", sc, want)
 	}

@@ -25,63 +25,73 @@ func containerLogPath(name string, restartCount int) string {
 	return filepath.Join(name, fmt.Sprintf("%d.log", restartCount))
 }
 
-// containerConfig translates one container of a pod into its CRI config. env is the resolved
-// environment, in the order the container declares it.
-func containerConfig(owner string, pod *v1.Pod, c *v1.Container, imageRef string, restartCount int, env []*runtimeapi.KeyValue) *runtimeapi.ContainerConfig {
+// nodeFacts are the node's settings a container's translation reads.
+type nodeFacts struct {
+	// MemoryCapacity is the node's memory in bytes, the base of the Burstable OOM score.
+	MemoryCapacity int64
+	// MaskedPaths are the host's default masked paths; nil means the base list.
+	MaskedPaths []string
+	// SeccompRoot is the directory of Localhost seccomp profiles (<root-dir>/seccomp).
+	SeccompRoot string
+}
+
+// containerInput is one start of one container: the facts found at the time of the start.
+type containerInput struct {
+	Owner        string
+	Pod          *v1.Pod
+	Container    *v1.Container
+	ImageRef     string
+	RestartCount int
+	Env          containerEnvironment
+	Image        imageUser
+	Mounts       []*runtimeapi.Mount
+}
+
+// containerConfig translates one container of a pod into its CRI config. It refuses a
+// container whose runAsNonRoot the image breaks, or whose security context cannot be
+// expressed; the error is the container's CreateContainerConfigError message.
+func containerConfig(node nodeFacts, in containerInput) (*runtimeapi.ContainerConfig, error) {
+	pod, c := in.Pod, in.Container
+	if err := verifyRunAsNonRoot(pod, c, in.Image); err != nil {
+		return nil, err
+	}
+	sc, err := containerSecurityContext(node, pod, c, in.Image)
+	if err != nil {
+		return nil, err
+	}
+	lookup := envLookup(in.Env.Values)
 	cfg := &runtimeapi.ContainerConfig{
-		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
-		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
-		Command:     c.Command,
-		Args:        c.Args,
+		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(in.RestartCount)},
+		Image:       &runtimeapi.ImageSpec{Image: in.ImageRef, UserSpecifiedImage: c.Image},
+		Command:     expandAll(c.Command, lookup),
+		Args:        expandAll(c.Args, lookup),
 		WorkingDir:  c.WorkingDir,
-		Envs:        env,
-		Labels:      cri.ContainerLabels(pod, c.Name, owner),
-		Annotations: cri.ContainerAnnotations(pod, c, containerHash(c), restartCount),
-		LogPath:     containerLogPath(c.Name, restartCount),
+		Envs:        in.Env.List,
+		Mounts:      in.Mounts,
+		Labels:      cri.ContainerLabels(pod, c.Name, in.Owner),
+		Annotations: cri.ContainerAnnotations(pod, c, containerHash(c), in.RestartCount),
+		LogPath:     containerLogPath(c.Name, in.RestartCount),
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			SecurityContext: containerSecurityContext(pod, c),
+			Resources:       containerResources(node, pod, c),
+			SecurityContext: sc,
 		},
 	}
-	return cfg
+	return cfg, nil
 }
 
-// containerSecurityContext carries the namespaces the container shares with its pod and the
-// plain identity settings; the pod-level values apply unless the container overrides them.
-func containerSecurityContext(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerSecurityContext {
-	sc := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)}
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		id := podIdentityOf(psc)
-		sc.RunAsUser, sc.RunAsGroup, sc.SupplementalGroups = id.user, id.group, id.groups
-	}
-	if csc := c.SecurityContext; csc != nil {
-		if csc.RunAsUser != nil {
-			sc.RunAsUser = &runtimeapi.Int64Value{Value: *csc.RunAsUser}
-		}
-		if csc.RunAsGroup != nil {
-			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *csc.RunAsGroup}
-		}
-		if csc.Privileged != nil {
-			sc.Privileged = *csc.Privileged
-		}
-		if csc.ReadOnlyRootFilesystem != nil {
-			sc.ReadonlyRootfs = *csc.ReadOnlyRootFilesystem
-		}
-	}
-	return sc
-}
-
-// literalEnv is the container's env with plain values; valueFrom references are resolved by
-// the env resolver, not here.
-func literalEnv(c *v1.Container) []*runtimeapi.KeyValue {
-	out := make([]*runtimeapi.KeyValue, 0, len(c.Env))
+// literalEnv is the container's env with plain values only, unexpanded; the environment of
+// a start comes from resolveEnv.
+func literalEnv(c *v1.Container) containerEnvironment {
+	env := containerEnvironment{List: make([]*runtimeapi.KeyValue, 0, len(c.Env)), Values: map[string]string{}}
 	for _, e := range c.Env {
 		if e.ValueFrom != nil {
 			continue
 		}
-		out = append(out, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+		env.List = append(env.List, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+		env.Values[e.Name] = e.Value
 	}
-	return out
+	return env
 }

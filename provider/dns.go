@@ -11,15 +11,25 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// dnsSource gives pods the node's resolver configuration. Cluster DNS (ClusterFirst with a
-// cluster DNS service) is not configured here, so ClusterFirst falls back to the node's
-// resolv.conf, as the kubelet does when it has no clusterDNS.
+// DNS limits of the API's validation that the kubelet applies to the composed configuration.
+const (
+	maxDNSNameservers     = 3
+	maxDNSSearchPaths     = 32
+	maxDNSSearchListChars = 2048
+	maxDNSSearchLength    = 253
+)
+
+// dnsSource composes pods' resolver configuration from the node's resolv.conf and the cluster
+// DNS settings (--cluster-dns, --cluster-domain), as the kubelet does.
 type dnsSource struct {
-	path string
+	path          string
+	clusterDNS    []string
+	clusterDomain string
+	nodeIPs       []string
 }
 
-// usesClusterDNS reports whether the pod's DNS policy asks for the cluster DNS service, which
-// this node does not have (ClusterFirst without host network, or ClusterFirstWithHostNet).
+// usesClusterDNS reports whether the pod's DNS policy asks for the cluster DNS service
+// (ClusterFirst without host network, or ClusterFirstWithHostNet).
 func usesClusterDNS(pod *v1.Pod) bool {
 	switch pod.Spec.DNSPolicy {
 	case v1.DNSClusterFirstWithHostNet:
@@ -28,6 +38,12 @@ func usesClusterDNS(pod *v1.Pod) bool {
 		return !pod.Spec.HostNetwork
 	}
 	return false
+}
+
+// missingClusterDNS reports whether the pod asks for cluster DNS that this node does not have;
+// it then gets the node's resolver configuration, with a MissingClusterDNS event.
+func (d dnsSource) missingClusterDNS(pod *v1.Pod) bool {
+	return usesClusterDNS(pod) && len(d.clusterDNS) == 0
 }
 
 // parseResolvConf reads nameservers, search domains and options.
@@ -61,19 +77,52 @@ func parseResolvConf(r io.Reader) (*runtimeapi.DNSConfig, error) {
 	return cfg, sc.Err()
 }
 
-// forPod returns the DNS config of a pod's sandbox. dnsPolicy None uses only the pod's dnsConfig;
-// the other policies start from the node's resolv.conf, and dnsConfig is merged on top.
+// forPod returns the DNS config of a pod's sandbox; see forPodReport.
 func (d dnsSource) forPod(pod *v1.Pod) (*runtimeapi.DNSConfig, error) {
+	cfg, _, err := d.forPodReport(pod)
+	return cfg, err
+}
+
+// forPodReport composes the DNS config of a pod's sandbox. None uses only the pod's dnsConfig;
+// ClusterFirst with cluster DNS gets the cluster nameservers, the cluster search domains before
+// the node's, and ndots:5; the other policies (and ClusterFirst without cluster DNS) get the
+// node's resolv.conf. dnsConfig is merged on top, then the kubelet's limits apply: each cut is
+// reported as a DNSConfigForming warning.
+func (d dnsSource) forPodReport(pod *v1.Pod) (*runtimeapi.DNSConfig, []string, error) {
 	cfg := &runtimeapi.DNSConfig{}
 	if pod.Spec.DNSPolicy != v1.DNSNone && d.path != "" {
 		f, err := os.Open(d.path)
 		if err != nil {
-			return nil, fmt.Errorf("reading resolver configuration: %w", err)
+			return nil, nil, fmt.Errorf("reading resolver configuration: %w", err)
 		}
 		defer f.Close()
 		if cfg, err = parseResolvConf(f); err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", d.path, err)
+			return nil, nil, fmt.Errorf("parsing %s: %w", d.path, err)
 		}
+	}
+	switch {
+	case pod.Spec.DNSPolicy == v1.DNSNone:
+	case usesClusterDNS(pod) && len(d.clusterDNS) > 0:
+		cfg.Servers = append([]string(nil), d.clusterDNS...)
+		if d.clusterDomain != "" {
+			cluster := []string{pod.Namespace + ".svc." + d.clusterDomain, "svc." + d.clusterDomain, d.clusterDomain}
+			cfg.Searches = appendMissing(nil, append(cluster, cfg.Searches...)...)
+		}
+		cfg.Options = []string{"ndots:5"}
+	case d.path == "":
+		// No resolv.conf: the node itself is the resolver.
+		cfg.Servers = nil
+		for _, ip := range d.nodeIPs {
+			if strings.Contains(ip, ":") {
+				cfg.Servers = append(cfg.Servers, "::1")
+			} else {
+				cfg.Servers = append(cfg.Servers, "127.0.0.1")
+			}
+		}
+		if len(cfg.Servers) == 0 {
+			cfg.Servers = []string{"127.0.0.1"}
+		}
+		cfg.Searches = []string{"."}
 	}
 	if dc := pod.Spec.DNSConfig; dc != nil {
 		cfg.Servers = appendMissing(cfg.Servers, dc.Nameservers...)
@@ -86,7 +135,40 @@ func (d dnsSource) forPod(pod *v1.Pod) (*runtimeapi.DNSConfig, error) {
 			cfg.Options = mergeOptions(cfg.Options, opt)
 		}
 	}
-	return cfg, nil
+	var warnings []string
+	if len(cfg.Servers) > maxDNSNameservers {
+		cfg.Servers = cfg.Servers[:maxDNSNameservers]
+		warnings = append(warnings, "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: "+strings.Join(cfg.Servers, " "))
+	}
+	var cut bool
+	if cfg.Searches, cut = limitSearches(cfg.Searches); cut {
+		warnings = append(warnings, "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: "+strings.Join(cfg.Searches, " "))
+	}
+	return cfg, warnings, nil
+}
+
+// limitSearches keeps at most 32 search domains, drops those longer than a DNS name, and cuts
+// domains from the end until the search line fits in 2048 characters.
+func limitSearches(in []string) ([]string, bool) {
+	cut := false
+	if len(in) > maxDNSSearchPaths {
+		in, cut = in[:maxDNSSearchPaths], true
+	}
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if len(s) > maxDNSSearchLength {
+			cut = true
+			continue
+		}
+		out = append(out, s)
+	}
+	for len(out) > 0 && len(strings.Join(out, " ")) > maxDNSSearchListChars {
+		out, cut = out[:len(out)-1], true
+	}
+	if len(out) == 0 && len(in) == 0 {
+		return in, cut
+	}
+	return out, cut
 }
 
 // mergeOptions adds resolver options; an option already present by name ("ndots" of
@@ -123,4 +205,33 @@ func appendMissing(list []string, items ...string) []string {
 		}
 	}
 	return list
+}
+
+// sandboxConfigFor composes the pod's DNS configuration and sandbox config. When the sandbox is
+// about to be created, it reports what the kubelet reports then: MissingClusterDNS when the pod
+// asks for cluster DNS the node lacks, DNSConfigForming when a limit cut the configuration.
+func (p *Provider) sandboxConfigFor(pod *v1.Pod, attempt uint32, creating bool) (*runtimeapi.PodSandboxConfig, error) {
+	dns, warnings, err := p.dns.forPodReport(pod)
+	if err != nil {
+		p.podLog(pod).WithError(err).Warn("pod DNS configuration")
+		p.podEvent(pod, v1.EventTypeWarning, "DNSConfigForming", "%v", err)
+		dns = nil
+	}
+	if creating {
+		if p.dns.missingClusterDNS(pod) {
+			p.podEvent(pod, v1.EventTypeWarning, "MissingClusterDNS",
+				"pod: %q. kubelet does not have ClusterDNS IP configured and cannot create Pod using %q policy. Falling back to %q policy.",
+				podRef(pod), v1.DNSClusterFirst, v1.DNSDefault)
+		}
+		for _, w := range warnings {
+			p.podEvent(pod, v1.EventTypeWarning, "DNSConfigForming", "%s", w)
+		}
+	}
+	return sandboxConfig(sandboxEnv{
+		NodeName:      p.cfg.NodeName,
+		PodLogRoot:    p.cfg.PodLogRoot,
+		CgroupRoot:    p.cfg.CgroupRoot,
+		ClusterDomain: p.cfg.ClusterDomain,
+		DNS:           dns,
+	}, pod, attempt)
 }

@@ -161,7 +161,7 @@ func TestDNSForPod(t *testing.T) {
 		{"Default: the node's resolv.conf", node, podDNS(v1.DNSDefault, nil), nodeCfg, ""},
 		{"ClusterFirstWithHostNet: the node's resolv.conf", node, podDNS(v1.DNSClusterFirstWithHostNet, nil), nodeCfg, ""},
 		{"empty policy: the node's resolv.conf", node, podDNS("", nil), nodeCfg, ""},
-		{"no resolv.conf configured: empty", "", podDNS(v1.DNSClusterFirst, nil), &runtimeapi.DNSConfig{}, ""},
+		{"no resolv.conf configured: the node resolves", "", podDNS(v1.DNSClusterFirst, nil), &runtimeapi.DNSConfig{Servers: []string{"127.0.0.1"}, Searches: []string{"."}}, ""},
 		{"None without dnsConfig: empty", node, podDNS(v1.DNSNone, nil), &runtimeapi.DNSConfig{}, ""},
 		{
 			name: "None: only the pod's dnsConfig",

@@ -41,20 +41,14 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		return reasons, 0
 	}
 
-	dns, err := p.dns.forPod(pod)
+	sbCfg, err := p.sandboxConfigFor(pod, a.SandboxAttempt, a.CreateSandbox)
 	if err != nil {
-		log.WithError(err).Warn("pod DNS configuration")
-		p.podEvent(pod, v1.EventTypeWarning, "DNSConfigForming", "%v", err)
-		dns = nil
+		log.WithError(err).Warn("pod sandbox configuration")
+		p.podEvent(pod, v1.EventTypeWarning, eventFailedSandbox, "Failed to create pod sandbox: %v", err)
+		return reasons, backoffInitial
 	}
-	sbCfg := sandboxConfig(sandboxEnv{NodeName: p.cfg.NodeName, PodLogRoot: p.cfg.PodLogRoot, CgroupRoot: p.cfg.CgroupRoot, DNS: dns}, pod, a.SandboxAttempt)
 	sandboxID := a.SandboxID
 	if a.CreateSandbox {
-		if usesClusterDNS(pod) {
-			p.podEvent(pod, v1.EventTypeWarning, "MissingClusterDNS",
-				"pod: %q. vk-cri has no cluster DNS IP configured and cannot honour the %q policy; the %q policy is used instead.",
-				fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID), v1.DNSClusterFirst, v1.DNSDefault)
-		}
 		if a.SandboxAttempt > 0 {
 			p.podEvent(pod, v1.EventTypeNormal, eventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
 		}
@@ -138,12 +132,11 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	if prev != nil {
 		restartCount = prev.RestartCount + 1
 	}
-	env, err := p.containerEnv(pod, c)
+	cfg, err := p.prepareContainer(ctx, pod, c, imageRef, restartCount, rt)
 	if err != nil {
 		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
 		return waitingReason{Reason: reasonCreateConfig, Message: err.Error()}, err
 	}
-	cfg := containerConfig(p.cfg.NodeName, pod, c, imageRef, restartCount, env)
 	id, err := p.rt.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
 	if err != nil {
 		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
@@ -209,7 +202,7 @@ func (p *Provider) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	start := time.Now()
 	pctx, cancel := context.WithTimeout(ctx, pullTimeout)
 	defer cancel()
-	ref, err := p.rt.PullImage(pctx, c.Image, nil, sbCfg)
+	ref, err := p.pullImage(pctx, pod, c.Image, sbCfg)
 	if err != nil {
 		p.pulls.Restarted(key, time.Now())
 		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Failed to pull image %q: %v", c.Image, err)

@@ -90,6 +90,7 @@ func (np *NodeProvider) describe(node *v1.Node) {
 	node.OwnerReferences = append([]metav1.OwnerReference(nil), np.opts.OwnerReferences...)
 
 	node.Status.Capacity, node.Status.Allocatable = np.host.resources(np.opts.MaxPods)
+	np.p.setNodeCapacity(nodeCapacity{MemoryBytes: np.host.MemoryBytes, Allocatable: node.Status.Allocatable.DeepCopy()})
 	node.Status.Addresses = nil
 	for _, ip := range np.p.cfg.NodeIPs {
 		node.Status.Addresses = append(node.Status.Addresses, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip})
@@ -128,10 +129,15 @@ func (np *NodeProvider) NotifyNodeStatus(ctx context.Context, cb func(*v1.Node))
 		lastSent := time.Time{}
 		for {
 			st, err := np.runtimeStatus(ctx)
+			imagesChanged := np.refreshImages(ctx)
 			np.mu.Lock()
 			old := np.node.Status.Conditions
 			conds := nodeConditions(st, err, time.Now())
 			changed := !conditionsEqual(old, conds)
+			if imagesChanged && !changed && time.Since(lastSent) < np.opts.HeartbeatPeriod {
+				// A new image is news, but not a condition change worth a log line.
+				lastSent = time.Time{}
+			}
 			if changed || time.Since(lastSent) >= np.opts.HeartbeatPeriod {
 				np.node.Status.Conditions = carryTransitions(old, conds)
 				out := np.node.DeepCopy()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -26,6 +27,23 @@ type Config struct {
 	CgroupRoot string
 	// ResolvConf is the file whose nameservers, search domains and options pods get.
 	ResolvConf string
+	// ClusterDNS are the cluster DNS service's IPs that ClusterFirst pods resolve through; none
+	// makes ClusterFirst fall back to the node's resolv.conf (with a MissingClusterDNS event).
+	ClusterDNS []string
+	// ClusterDomain is the cluster's DNS domain (cluster.local).
+	ClusterDomain string
+	// RootDir holds vk-cri's per-pod files (<root>/pods/<uid>/etc-hosts) and seccomp profiles.
+	RootDir string
+	// Objects gives the ConfigMaps, Secrets and services containers refer to; without it,
+	// references cannot be resolved.
+	Objects ObjectSource
+	// AllowedUnsafeSysctls are the unsafe sysctls (or prefixes ending in '*') pods may set
+	// besides the safe ones; checked by ValidateSysctlPatterns.
+	AllowedUnsafeSysctls []string
+	// SerializeImagePulls pulls one image at a time; otherwise up to MaxParallelImagePulls
+	// (0: any number) at once.
+	SerializeImagePulls   bool
+	MaxParallelImagePulls int
 	// RelistPeriod is how often the runtime is listed to notice container changes.
 	RelistPeriod time.Duration
 	// ResyncPeriod is how often a pod with nothing pending is looked at anyway.
@@ -46,6 +64,12 @@ type Provider struct {
 	restarts  flowBackoff
 	pulls     flowBackoff
 	dns       dnsSource
+
+	// capacity is the node's memory and allocatable, set once the host has been read.
+	capacity    atomic.Pointer[nodeCapacity]
+	maskedPaths []string
+	sysctls     sysctlPolicy
+	pullSlots   chan struct{} // nil: pulls are not limited
 
 	notifyMu sync.RWMutex
 	notify   func(*v1.Pod)
@@ -68,6 +92,11 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 	if cfg.CgroupRoot == "" {
 		cfg.CgroupRoot = "/"
 	}
+	sysctls, err := newSysctlPolicy(cfg.AllowedUnsafeSysctls)
+	if err != nil {
+		log.WithError(err).Warn("--allowed-unsafe-sysctls ignored")
+		sysctls, _ = newSysctlPolicy(nil)
+	}
 	return &Provider{
 		cfg:       cfg,
 		rt:        rt,
@@ -77,7 +106,15 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		pods:      newPodStore(),
 		restarts:  newFlowBackoff(),
 		pulls:     newFlowBackoff(),
-		dns:       dnsSource{path: cfg.ResolvConf},
+		dns: dnsSource{
+			path:          cfg.ResolvConf,
+			clusterDNS:    cfg.ClusterDNS,
+			clusterDomain: cfg.ClusterDomain,
+			nodeIPs:       cfg.NodeIPs,
+		},
+		maskedPaths: hostMaskedPaths(),
+		sysctls:     sysctls,
+		pullSlots:   pullSlots(cfg.SerializeImagePulls, cfg.MaxParallelImagePulls),
 	}
 }
 

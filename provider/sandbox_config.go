@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -17,7 +16,9 @@ type sandboxEnv struct {
 	NodeName   string
 	PodLogRoot string // the kubelet's /var/log/pods
 	CgroupRoot string // parent of the per-QoS cgroups, "/" for the kubelet's layout
-	DNS        *runtimeapi.DNSConfig
+	// ClusterDomain completes the FQDN of pods with a subdomain.
+	ClusterDomain string
+	DNS           *runtimeapi.DNSConfig
 }
 
 // podLogDir is <root>/<namespace>_<name>_<uid>, the kubelet's layout that log shippers expect.
@@ -25,30 +26,29 @@ func podLogDir(root string, pod *v1.Pod) string {
 	return filepath.Join(root, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
 }
 
-// podHostname follows the kubelet: spec.hostname or the pod name, cut to 63 characters and
-// without a trailing '-' or '.'; empty for host-network pods, whose UTS namespace is the node's.
-func podHostname(pod *v1.Pod) string {
+// podHostname is the sandbox's host name: the short name (spec.hostname or the pod name, cut
+// to 63 characters), or with setHostnameAsFQDN and a subdomain the FQDN, at most 64
+// characters. Host-network pods have none: their UTS namespace is the node's.
+func podHostname(pod *v1.Pod, clusterDomain string) (string, error) {
 	if pod.Spec.HostNetwork {
-		return ""
+		return "", nil
 	}
-	name := pod.Name
-	switch {
-	case pod.Spec.HostnameOverride != nil && *pod.Spec.HostnameOverride != "":
-		return *pod.Spec.HostnameOverride
-	case pod.Spec.Hostname != "":
-		name = pod.Spec.Hostname
+	host, domain := podHostAndDomain(pod, clusterDomain)
+	if !isTrue(pod.Spec.SetHostnameAsFQDN) || domain == "" {
+		return host, nil
 	}
-	if len(name) > 63 {
-		name = strings.TrimRight(name[:63], "-.")
+	fqdn := host + "." + domain
+	if len(fqdn) > 64 {
+		return "", fmt.Errorf("failed to construct FQDN from pod hostname and cluster domain, FQDN %s is too long (64 characters is the max, %d characters requested)", fqdn, len(fqdn))
 	}
-	return name
+	return fqdn, nil
 }
 
 // podCgroupParent is the cgroupfs path of the pod's cgroup: <root>/kubepods[/<qos>]/pod<uid>.
 // Guaranteed pods sit directly under kubepods, as with the kubelet.
 func podCgroupParent(root string, pod *v1.Pod) string {
 	parts := []string{root, "kubepods"}
-	switch pod.Status.QOSClass {
+	switch podQOS(pod) {
 	case v1.PodQOSGuaranteed:
 	case v1.PodQOSBurstable:
 		parts = append(parts, "burstable")
@@ -140,8 +140,14 @@ func podIdentityOf(psc *v1.PodSecurityContext) processIdentity {
 	return id
 }
 
-// sandboxConfig translates a pod into the CRI sandbox config for the given attempt.
-func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+// sandboxConfig translates a pod into the CRI sandbox config for the given attempt. The
+// sandbox itself runs with the runtime's default seccomp profile whatever the pod asks, as with
+// the kubelet; sysctls apply to the whole pod.
+func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+	hostname, err := podHostname(pod, env.ClusterDomain)
+	if err != nil {
+		return nil, err
+	}
 	annotations := make(map[string]string, len(pod.Annotations))
 	for k, v := range pod.Annotations {
 		annotations[k] = v
@@ -153,7 +159,7 @@ func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) *runtimeapi.PodS
 			Uid:       string(pod.UID),
 			Attempt:   attempt,
 		},
-		Hostname:     podHostname(pod),
+		Hostname:     hostname,
 		LogDirectory: podLogDir(env.PodLogRoot, pod),
 		DnsConfig:    env.DNS,
 		PortMappings: portMappings(pod),
@@ -164,19 +170,28 @@ func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) *runtimeapi.PodS
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: namespaceOptions(pod),
 				Privileged:       anyPrivileged(pod),
+				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 			},
+			Sysctls: map[string]string{},
 		},
 	}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		sc := cfg.Linux.SecurityContext
 		id := podIdentityOf(psc)
 		sc.RunAsUser, sc.RunAsGroup, sc.SupplementalGroups = id.user, id.group, id.groups
-		if len(psc.Sysctls) > 0 {
-			cfg.Linux.Sysctls = make(map[string]string, len(psc.Sysctls))
-			for _, s := range psc.Sysctls {
-				cfg.Linux.Sysctls[s.Name] = s.Value
+		if psc.SupplementalGroupsPolicy != nil {
+			policy, ok := runtimeapi.SupplementalGroupsPolicy_value[string(*psc.SupplementalGroupsPolicy)]
+			if !ok {
+				return nil, fmt.Errorf("unsupported supplementalGroupsPolicy: %s", *psc.SupplementalGroupsPolicy)
 			}
+			sc.SupplementalGroupsPolicy = runtimeapi.SupplementalGroupsPolicy(policy)
+		}
+		if o := psc.SELinuxOptions; o != nil {
+			sc.SelinuxOptions = &runtimeapi.SELinuxOption{User: o.User, Role: o.Role, Type: o.Type, Level: o.Level}
+		}
+		for _, s := range psc.Sysctls {
+			cfg.Linux.Sysctls[s.Name] = s.Value
 		}
 	}
-	return cfg
+	return cfg, nil
 }

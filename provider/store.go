@@ -30,6 +30,9 @@ type podRecord struct {
 	goneFromAPI bool
 	// finished is set once the pod reached Succeeded or Failed and its sandbox was stopped.
 	finished bool
+	// rejected is set when the node's admission refused the pod: its status stays the
+	// rejection's.
+	rejected bool
 
 	wake chan struct{}
 	done chan struct{}

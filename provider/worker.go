@@ -64,6 +64,9 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		return runtimeRetry, false
 	}
 	next = p.cfg.ResyncPeriod
+	if p.rejectIfInadmissible(rec, pod, rt) {
+		return next, false
+	}
 	if !finished {
 		actions := computePodActions(pod, rt, p.restarts)
 		if actions.changesRuntime() {

@@ -3,12 +3,15 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vk-cri/vk-cri/provider"
 )
 
 // options are vk-cri's settings, from flags and an optional YAML config file whose keys are the
@@ -44,6 +47,11 @@ type options struct {
 	PodLogDir             string
 	CgroupRoot            string
 	ResolvConf            string
+	ClusterDNS            []string
+	ClusterDomain         string
+	AllowedUnsafeSysctls  []string
+	SerializeImagePulls   bool
+	MaxParallelImagePulls int
 	MaxPods               int
 	NodeLabels            map[string]string
 	RegisterWithTaints    []string
@@ -70,8 +78,9 @@ func defaultOptions() *options {
 		HealthzPort:                 10248,
 		RootDir:               "/var/lib/vk-cri",
 		PodLogDir:             "/var/log/pods",
-		CgroupRoot:            "/",
+		CgroupRoot:            "/vk-cri",
 		ResolvConf:            "/etc/resolv.conf",
+		SerializeImagePulls:   true,
 		MaxPods:               110,
 		Workers:               10,
 		LogLevel:              "info",
@@ -104,8 +113,13 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "port of the healthz endpoint; 0 disables it")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "directory for vk-cri's pod data; its file system is the node's ephemeral-storage")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of container logs, in the kubelet's <namespace>_<pod>_<uid>/<container>/<n>.log layout")
-	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (kubepods/...) are created")
+	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (<root>/kubepods/[burstable|besteffort/]pod<uid>) are created; vk-cri's own by default, apart from a kubelet's /kubepods")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "resolver configuration given to pods")
+	fs.StringSliceVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "comma-separated IPs of the cluster DNS service that ClusterFirst pods use; none: they get --resolv-conf (MissingClusterDNS event)")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "cluster DNS domain (e.g. cluster.local): search domains of ClusterFirst pods and the FQDN of pods with a subdomain")
+	fs.StringSliceVar(&o.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", o.AllowedUnsafeSysctls, "comma-separated unsafe sysctls or prefixes ending in '*' that pods may set; other unsafe sysctls reject the pod (SysctlForbidden)")
+	fs.BoolVar(&o.SerializeImagePulls, "serialize-image-pulls", o.SerializeImagePulls, "pull one image at a time; false pulls in parallel (up to --max-parallel-image-pulls)")
+	fs.IntVar(&o.MaxParallelImagePulls, "max-parallel-image-pulls", o.MaxParallelImagePulls, "with --serialize-image-pulls=false, the most pulls at once (0: no limit)")
 	fs.IntVar(&o.MaxPods, "max-pods", o.MaxPods, "pods capacity of the node")
 	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "labels added to the node (key=value,...); applied at every start")
 	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "taints the node is registered with (key=value:Effect,...); set only when the Node is created, as the kubelet does")
@@ -202,6 +216,20 @@ func (o *options) validate() error {
 	}
 	if _, err := parseTaints(o.RegisterWithTaints); err != nil {
 		return err
+	}
+	if o.MaxParallelImagePulls < 0 {
+		return fmt.Errorf("--max-parallel-image-pulls must not be negative")
+	}
+	if o.SerializeImagePulls && o.MaxParallelImagePulls > 1 {
+		return fmt.Errorf("--max-parallel-image-pulls above 1 needs --serialize-image-pulls=false")
+	}
+	if err := provider.ValidateSysctlPatterns(o.AllowedUnsafeSysctls); err != nil {
+		return fmt.Errorf("--allowed-unsafe-sysctls: %w", err)
+	}
+	for _, ip := range o.ClusterDNS {
+		if net.ParseIP(ip) == nil {
+			return fmt.Errorf("--cluster-dns: %q is not an IP address", ip)
+		}
 	}
 	if o.Workers <= 0 {
 		return fmt.Errorf("--workers must be positive")

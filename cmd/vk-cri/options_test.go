@@ -46,7 +46,7 @@ func TestDefaultOptions(t *testing.T) {
 		{"port", o.Port, int32(10250)},
 		{"root-dir", o.RootDir, "/var/lib/vk-cri"},
 		{"pod-log-dir", o.PodLogDir, "/var/log/pods"},
-		{"cgroup-root", o.CgroupRoot, "/"},
+		{"cgroup-root", o.CgroupRoot, "/vk-cri"},
 		{"resolv-conf", o.ResolvConf, "/etc/resolv.conf"},
 		{"max-pods", o.MaxPods, 110},
 		{"workers", o.Workers, 10},

@@ -147,6 +147,14 @@ func run(ctx context.Context, o *options) error {
 		CgroupRoot: o.CgroupRoot,
 		ResolvConf: o.ResolvConf,
 		Pods:       client.CoreV1(),
+
+		ClusterDNS:            o.ClusterDNS,
+		ClusterDomain:         o.ClusterDomain,
+		RootDir:               o.RootDir,
+		Objects:               provider.NewAPIObjects(ctx, client),
+		AllowedUnsafeSysctls:  o.AllowedUnsafeSysctls,
+		SerializeImagePulls:   o.SerializeImagePulls,
+		MaxParallelImagePulls: o.MaxParallelImagePulls,
 	}, rt, recorder, entry)
 
 	// virtual-kubelet serves nothing itself (no TLS config): its pod routes are captured and

@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/downward"
+)
+
+// nodeHostsPath is the node's hosts file that host-network pods see.
+const nodeHostsPath = "/etc/hosts"
+
+// nodeCapacity is what container configs read of the node's resources; it is known once the
+// node provider has read the host.
+type nodeCapacity struct {
+	MemoryBytes int64
+	Allocatable v1.ResourceList
+}
+
+// setNodeCapacity records the node's memory and allocatable for container configs.
+func (p *Provider) setNodeCapacity(c nodeCapacity) {
+	p.capacity.Store(&c)
+}
+
+func (p *Provider) nodeFacts() (nodeFacts, v1.ResourceList) {
+	f := nodeFacts{MaskedPaths: p.maskedPaths, SeccompRoot: filepath.Join(p.cfg.RootDir, "seccomp")}
+	if c := p.capacity.Load(); c != nil {
+		f.MemoryCapacity = c.MemoryBytes
+		return f, c.Allocatable
+	}
+	return f, nil
+}
+
+// prepareContainer gathers what one start of a container needs (its environment, the image's
+// user, the /etc/hosts mount) and translates it into the CRI config. An error is the message
+// of the container's CreateContainerConfigError.
+func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, imageRef string, restartCount int, rt *podRuntime) (*runtimeapi.ContainerConfig, error) {
+	if err := checkMounts(pod, c); err != nil {
+		return nil, err
+	}
+	facts, allocatable := p.nodeFacts()
+	var podIPs []string
+	if pod.Spec.HostNetwork {
+		podIPs = p.cfg.NodeIPs
+	} else if sb := rt.newestSandbox(); sb != nil {
+		podIPs = sb.IPs
+	}
+	var services []*v1.Service
+	if p.cfg.Objects != nil {
+		var err error
+		if services, err = p.cfg.Objects.Services(); err != nil {
+			return nil, err
+		}
+	}
+	env, err := resolveEnv(ctx, p.cfg.Objects, envInput{
+		Pod:         pod,
+		Container:   c,
+		Runtime:     downward.RuntimeInfo{PodIPs: podIPs, HostIPs: p.cfg.NodeIPs},
+		Allocatable: allocatable,
+		Services:    services,
+	})
+	if err != nil {
+		return nil, err
+	}
+	img, err := p.rt.ImagePresence(ctx, imageRef)
+	if err != nil {
+		return nil, err
+	}
+	var user imageUser
+	if img != nil {
+		if img.Uid != nil {
+			uid := img.Uid.Value
+			user.UID = &uid
+		}
+		user.Username = img.Username
+	}
+	var mounts []*runtimeapi.Mount
+	hosts, err := writeEtcHosts(p.cfg.RootDir, nodeHostsPath, pod, podIPs, p.cfg.ClusterDomain)
+	if err != nil {
+		return nil, err
+	}
+	if hosts != nil {
+		mounts = append(mounts, hosts)
+	}
+	return containerConfig(facts, containerInput{
+		Owner:        p.cfg.NodeName,
+		Pod:          pod,
+		Container:    c,
+		ImageRef:     imageRef,
+		RestartCount: restartCount,
+		Env:          env,
+		Image:        user,
+		Mounts:       mounts,
+	})
+}
+
+// hostMaskedPaths is the host's default masked path list.
+func hostMaskedPaths() []string {
+	return DefaultMaskedPaths(func(p string) bool {
+		_, err := os.Stat(p)
+		return err == nil
+	})
+}
