@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	cadvisorapi "github.com/google/cadvisor/lib/model"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -95,6 +96,28 @@ func readHostFacts(rootDir string) (hostFacts, error) {
 	h.BootID = readTrimmed("/proc/sys/kernel/random/boot_id")
 	h.Hostname, _ = os.Hostname()
 	return h, nil
+}
+
+// applyMachineInfo takes capacity and identity from cAdvisor's machine info when there is one.
+func (h *hostFacts) applyMachineInfo(mi *cadvisorapi.MachineInfo) {
+	if mi == nil {
+		return
+	}
+	if mi.NumCores > 0 {
+		h.CPUs = mi.NumCores
+	}
+	if mi.MemoryCapacity > 0 {
+		h.MemoryBytes = int64(mi.MemoryCapacity)
+	}
+	if mi.MachineID != "" {
+		h.MachineID = mi.MachineID
+	}
+	if mi.SystemUUID != "" {
+		h.SystemUUID = mi.SystemUUID
+	}
+	if mi.BootID != "" {
+		h.BootID = mi.BootID
+	}
 }
 
 // The kubelet's default hard eviction thresholds, which it subtracts from capacity:

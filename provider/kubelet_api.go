@@ -7,11 +7,13 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
-	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/vk-cri/vk-cri/stats"
 )
 
-// The streaming and stats parts of the kubelet API come with their own issues; until then they
-// answer with a clear error instead of pretending.
+// The streaming parts of the kubelet API come with their own issue; until then they answer with
+// a clear error instead of pretending.
 
 // RunInContainer is not available yet: exec needs the CRI streaming proxy.
 func (p *Provider) RunInContainer(context.Context, string, string, string, []string, api.AttachIO) error {
@@ -28,12 +30,29 @@ func (p *Provider) PortForward(context.Context, string, string, int32, io.ReadWr
 	return errdefs.InvalidInput("port-forward is not supported by this version of vk-cri")
 }
 
-// GetStatsSummary is not available yet: stats come from cAdvisor in a later version.
-func (p *Provider) GetStatsSummary(context.Context) (*statsv1alpha1.Summary, error) {
-	return nil, errdefs.InvalidInput("stats are not supported by this version of vk-cri")
+// SummarySource measures the node (package stats).
+type SummarySource interface {
+	Summary(ctx context.Context) (*statsapi.Summary, error)
 }
 
-// GetMetricsResource is not available yet: stats come from cAdvisor in a later version.
-func (p *Provider) GetMetricsResource(context.Context) ([]*dto.MetricFamily, error) {
-	return nil, errdefs.InvalidInput("resource metrics are not supported by this version of vk-cri")
+// GetStatsSummary serves /stats/summary.
+func (p *Provider) GetStatsSummary(ctx context.Context) (*statsapi.Summary, error) {
+	if p.cfg.Stats == nil {
+		return nil, errdefs.InvalidInput("stats are disabled on this node (--enable-stats=false)")
+	}
+	return p.cfg.Stats.Summary(ctx)
+}
+
+// GetMetricsResource serves /metrics/resource. Like the kubelet, a failed measurement is an
+// answer with resource_scrape_error 1, not an HTTP error.
+func (p *Provider) GetMetricsResource(ctx context.Context) ([]*dto.MetricFamily, error) {
+	if p.cfg.Stats == nil {
+		return nil, errdefs.InvalidInput("stats are disabled on this node (--enable-stats=false)")
+	}
+	s, err := p.cfg.Stats.Summary(ctx)
+	if err != nil {
+		p.log.WithError(err).Warn("measuring the node for /metrics/resource")
+		s = nil
+	}
+	return stats.ResourceMetrics(s)
 }

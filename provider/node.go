@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	cadvisorapi "github.com/google/cadvisor/lib/model"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -32,6 +33,11 @@ type NodeOptions struct {
 	StatusPeriod time.Duration
 	// HeartbeatPeriod is how often the Ready condition is re-sent unchanged.
 	HeartbeatPeriod time.Duration
+	// Machine, when cAdvisor runs, is the source of the node's CPU and memory capacity and
+	// machine identity, as with the kubelet.
+	Machine *cadvisorapi.MachineInfo
+	// Pressure, when set, tells which pressure conditions are True (the eviction manager).
+	Pressure func() map[v1.NodeConditionType]bool
 }
 
 // Node condition reasons and messages, as the kubelet writes them.
@@ -66,6 +72,7 @@ func (p *Provider) NewNodeProvider(node *v1.Node, opts NodeOptions) (*NodeProvid
 	if err != nil {
 		return nil, fmt.Errorf("reading host facts: %w", err)
 	}
+	host.applyMachineInfo(opts.Machine)
 	np := &NodeProvider{p: p, opts: opts, host: host}
 	np.describe(node)
 	np.node = node.DeepCopy()
@@ -132,7 +139,7 @@ func (np *NodeProvider) NotifyNodeStatus(ctx context.Context, cb func(*v1.Node))
 			imagesChanged := np.refreshImages(ctx)
 			np.mu.Lock()
 			old := np.node.Status.Conditions
-			conds := nodeConditions(st, err, time.Now())
+			conds := withPressure(nodeConditions(st, err, time.Now()), np.pressure())
 			changed := !conditionsEqual(old, conds)
 			if imagesChanged && !changed && time.Since(lastSent) < np.opts.HeartbeatPeriod {
 				// A new image is news, but not a condition change worth a log line.
@@ -143,7 +150,7 @@ func (np *NodeProvider) NotifyNodeStatus(ctx context.Context, cb func(*v1.Node))
 				out := np.node.DeepCopy()
 				np.mu.Unlock()
 				if changed {
-					np.p.log.WithField("ready", readyOf(conds)).Info("node status changed")
+					np.p.log.WithFields(map[string]any{"ready": readyOf(conds), "pressure": np.pressure()}).Info("node status changed")
 				}
 				cb(out)
 				lastSent = time.Now()
@@ -157,6 +164,13 @@ func (np *NodeProvider) NotifyNodeStatus(ctx context.Context, cb func(*v1.Node))
 			}
 		}
 	}()
+}
+
+func (np *NodeProvider) pressure() map[v1.NodeConditionType]bool {
+	if np.opts.Pressure == nil {
+		return nil
+	}
+	return np.opts.Pressure()
 }
 
 func (np *NodeProvider) runtimeStatus(ctx context.Context) (*runtimeapi.RuntimeStatus, error) {
@@ -179,7 +193,7 @@ func readyOf(conds []v1.NodeCondition) v1.ConditionStatus {
 }
 
 // nodeConditions derives the node's conditions from the runtime's status (or the error getting
-// it). Pressure conditions are reported clear: vk-cri does not evict.
+// it), with clear pressure conditions (withPressure sets them from measurements).
 func nodeConditions(st *runtimeapi.RuntimeStatus, statusErr error, now time.Time) []v1.NodeCondition {
 	t := metav1.NewTime(now)
 	ready := v1.NodeCondition{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: reasonKubeletReady, Message: "kubelet is posting ready status", LastHeartbeatTime: t, LastTransitionTime: t}

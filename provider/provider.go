@@ -51,6 +51,8 @@ type Config struct {
 	// Pods, when set, lets vk-cri remove a terminated pod from the API at once, as the kubelet
 	// does, instead of virtual-kubelet's removal at the end of the grace period.
 	Pods corev1client.PodsGetter
+	// Stats, when set, serves /stats/summary and /metrics/resource.
+	Stats SummarySource
 }
 
 // Provider runs pods on a CRI runtime.

@@ -33,6 +33,8 @@ type podRecord struct {
 	// rejected is set when the node's admission refused the pod: its status stays the
 	// rejection's.
 	rejected bool
+	// evicted is set when the eviction manager evicts the pod.
+	evicted *eviction
 
 	wake chan struct{}
 	done chan struct{}

@@ -47,7 +47,7 @@ func (p *Provider) startWorker(rec *podRecord) {
 func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Duration, gone bool) {
 	rec.mu.Lock()
 	pod := rec.pod
-	deleting, grace, finished := rec.deleting, rec.gracePeriod, rec.finished
+	deleting, grace, finished, evicted := rec.deleting, rec.gracePeriod, rec.finished, rec.evicted
 	rec.mu.Unlock()
 
 	if pod == nil && !deleting {
@@ -56,6 +56,9 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	}
 	if deleting {
 		return p.terminatePod(ctx, rec, grace)
+	}
+	if evicted != nil && !finished {
+		return p.executeEviction(ctx, rec, pod, evicted)
 	}
 	log := p.podLog(pod)
 	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
@@ -122,7 +125,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 	if rec.status != nil {
 		in.Status = *rec.status.DeepCopy()
 	}
-	reasons := rec.reasons
+	reasons, evicted := rec.reasons, rec.evicted
 	rec.mu.Unlock()
 
 	st := generatePodStatus(statusInput{
@@ -134,6 +137,9 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 		Terminal:    terminal,
 		Now:         time.Now(),
 	})
+	if evicted != nil {
+		applyEviction(&st, evicted)
+	}
 	if final {
 		st = finalStatus(pod, st)
 	}

@@ -103,13 +103,14 @@ func providerRoutes(h http.Handler) server.Registrar {
 type kubeletAPI struct {
 	providerHandler http.Handler
 	health          []server.HealthChecker
+	// extra are further route groups (e.g. /metrics/cadvisor), registered after the provider's.
+	extra []server.Registrar
 }
 
 func (k kubeletAPI) routes() []server.Registrar {
-	return []server.Registrar{
-		providerRoutes(k.providerHandler),
-		server.HealthzRoutes(k.health...),
-	}
+	out := []server.Registrar{providerRoutes(k.providerHandler)}
+	out = append(out, k.extra...)
+	return append(out, server.HealthzRoutes(k.health...))
 }
 
 // runKubeletAPI serves the kubelet API (when a certificate source is configured) and the

@@ -43,32 +43,37 @@ type options struct {
 	UnauthorizedCacheTTL        time.Duration
 	HealthzBindAddress          string
 	HealthzPort                 int32
-	RootDir               string
-	PodLogDir             string
-	CgroupRoot            string
-	ResolvConf            string
-	ClusterDNS            []string
-	ClusterDomain         string
-	AllowedUnsafeSysctls  []string
-	SerializeImagePulls   bool
-	MaxParallelImagePulls int
-	MaxPods               int
-	NodeLabels            map[string]string
-	RegisterWithTaints    []string
-	NodeOwnerClusterRole  string
-	Workers               int
-	LogLevel              string
-	LogFormat             string
+	RootDir                     string
+	PodLogDir                   string
+	CgroupRoot                  string
+	ResolvConf                  string
+	ClusterDNS                  []string
+	ClusterDomain               string
+	AllowedUnsafeSysctls        []string
+	SerializeImagePulls         bool
+	MaxParallelImagePulls       int
+	MaxPods                     int
+	NodeLabels                  map[string]string
+	RegisterWithTaints          []string
+	NodeOwnerClusterRole        string
+	Workers                     int
+	LogLevel                    string
+	LogFormat                   string
+	// Measurements (cAdvisor), pressure conditions and eviction.
+	EnableStats            bool
+	HousekeepingInterval   time.Duration
+	EvictionHard           string
+	EvictionPressurePeriod time.Duration
 }
 
 func defaultOptions() *options {
 	host, _ := os.Hostname()
 	return &options{
-		NodeName:              host,
-		CRIEndpoint:           "unix:///run/containerd/containerd.sock",
-		RuntimeRequestTimeout: 2 * time.Minute,
-		Address:               "0.0.0.0",
-		Port:                  10250,
+		NodeName:                    host,
+		CRIEndpoint:                 "unix:///run/containerd/containerd.sock",
+		RuntimeRequestTimeout:       2 * time.Minute,
+		Address:                     "0.0.0.0",
+		Port:                        10250,
 		AuthenticationTokenWebhook:  true,
 		AuthenticationTokenCacheTTL: 2 * time.Minute,
 		AuthorizationMode:           "Webhook",
@@ -76,15 +81,18 @@ func defaultOptions() *options {
 		UnauthorizedCacheTTL:        30 * time.Second,
 		HealthzBindAddress:          "127.0.0.1",
 		HealthzPort:                 10248,
-		RootDir:               "/var/lib/vk-cri",
-		PodLogDir:             "/var/log/pods",
-		CgroupRoot:            "/vk-cri",
-		ResolvConf:            "/etc/resolv.conf",
-		SerializeImagePulls:   true,
-		MaxPods:               110,
-		Workers:               10,
-		LogLevel:              "info",
-		LogFormat:             "text",
+		RootDir:                     "/var/lib/vk-cri",
+		PodLogDir:                   "/var/log/pods",
+		CgroupRoot:                  "/vk-cri",
+		ResolvConf:                  "/etc/resolv.conf",
+		SerializeImagePulls:         true,
+		MaxPods:                     110,
+		Workers:                     10,
+		LogLevel:                    "info",
+		LogFormat:                   "text",
+		EnableStats:                 true,
+		HousekeepingInterval:        10 * time.Second,
+		EvictionPressurePeriod:      5 * time.Minute,
 	}
 }
 
@@ -127,6 +135,10 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "virtual-kubelet pod controller workers")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: trace, debug, info, warn, error")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
+	fs.BoolVar(&o.EnableStats, "enable-stats", o.EnableStats, "measure the node with an embedded cAdvisor: /stats/summary, /metrics/resource, /metrics/cadvisor, pressure conditions and eviction")
+	fs.DurationVar(&o.HousekeepingInterval, "housekeeping-interval", o.HousekeepingInterval, "how often cAdvisor samples the node's root cgroup")
+	fs.StringVar(&o.EvictionHard, "eviction-hard", o.EvictionHard, "hard eviction thresholds in the kubelet's syntax, e.g. 'memory.available<100Mi,nodefs.available<10%' (default: the kubelet's memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%)")
+	fs.DurationVar(&o.EvictionPressurePeriod, "eviction-pressure-transition-period", o.EvictionPressurePeriod, "how long a pressure condition stays True after its signal recovered")
 }
 
 // applyConfigFile sets every flag named in the config file that was not given on the command line.

@@ -140,7 +140,12 @@ func run(ctx context.Context, o *options) error {
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: o.NodeName})
 
-	p := provider.New(provider.Config{
+	var p *provider.Provider
+	measured, err := startStats(o, rt, func() []*v1.Pod { pods, _ := p.GetPods(ctx); return pods }, lateEvictor{&p}, entry)
+	if err != nil {
+		return err
+	}
+	pcfg := provider.Config{
 		NodeName:   o.NodeName,
 		NodeIPs:    []string{o.NodeIP},
 		PodLogRoot: o.PodLogDir,
@@ -155,7 +160,11 @@ func run(ctx context.Context, o *options) error {
 		AllowedUnsafeSysctls:  o.AllowedUnsafeSysctls,
 		SerializeImagePulls:   o.SerializeImagePulls,
 		MaxParallelImagePulls: o.MaxParallelImagePulls,
-	}, rt, recorder, entry)
+	}
+	if measured != nil {
+		pcfg.Stats = measured.collector
+	}
+	p = provider.New(pcfg, rt, recorder, entry)
 
 	// virtual-kubelet serves nothing itself (no TLS config): its pod routes are captured and
 	// served by vk-cri's kubelet API server, behind the kubelet's authentication.
@@ -170,6 +179,8 @@ func run(ctx context.Context, o *options) error {
 				Labels:          o.NodeLabels,
 				Taints:          taints,
 				OwnerReferences: owners,
+				Machine:         measured.machineInfo(),
+				Pressure:        measured.pressure(),
 			})
 			if err != nil {
 				return nil, nil, err
@@ -197,11 +208,12 @@ func run(ctx context.Context, o *options) error {
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
+	measured.run(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	apiErr := make(chan error, 1)
 	go func() {
-		apiErr <- runKubeletAPI(ctx, o, client, kubeletAPI{providerHandler: vkRoutes.handler}, entry)
+		apiErr <- runKubeletAPI(ctx, o, client, kubeletAPI{extra: measured.routes(), providerHandler: vkRoutes.handler}, entry)
 	}()
 	go func() {
 		if err := n.WaitReady(ctx, 0); err == nil {

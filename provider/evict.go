@@ -1,0 +1,80 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// reasonEvicted is the pod status reason (and event reason) of an eviction, as the kubelet's.
+const reasonEvicted = "Evicted"
+
+// eviction is a request to end a pod because the node is short of a resource.
+type eviction struct {
+	message string
+	grace   int64
+	// condition is the DisruptionTarget condition the evicted pod carries.
+	condition v1.PodCondition
+}
+
+// EvictPod asks the pod's worker to kill the pod for the eviction manager: its containers are
+// stopped within grace seconds, it never restarts, and it stays in the API as Failed with reason
+// Evicted, the message and a DisruptionTarget condition. It reports false when the pod is not
+// running here (gone, being deleted or already finished).
+func (p *Provider) EvictPod(pod *v1.Pod, message string, condition v1.PodCondition, grace int64) bool {
+	rec, ok := p.pods.get(pod.UID)
+	if !ok {
+		return false
+	}
+	rec.mu.Lock()
+	if rec.pod == nil || rec.deleting || rec.finished || rec.evicted != nil {
+		rec.mu.Unlock()
+		return false
+	}
+	condition.ObservedGeneration = rec.pod.Generation
+	if condition.LastTransitionTime.IsZero() {
+		condition.LastTransitionTime = metav1.Now()
+	}
+	rec.evicted = &eviction{message: message, grace: grace, condition: condition}
+	spec := rec.pod
+	rec.mu.Unlock()
+	p.recorder.Eventf(spec, v1.EventTypeWarning, reasonEvicted, "%s", message)
+	p.podLog(spec).WithField("message", message).Warn("evicting pod")
+	rec.poke()
+	return true
+}
+
+// executeEviction kills an evicted pod's containers and stops its sandbox; the pod is finished.
+func (p *Provider) executeEviction(ctx context.Context, rec *podRecord, pod *v1.Pod, ev *eviction) (time.Duration, bool) {
+	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
+	if err != nil {
+		p.podLog(pod).WithError(err).Warn("cannot read pod state from the runtime while evicting")
+		return runtimeRetry, false
+	}
+	p.killContainers(ctx, pod, rt.Containers, max(ev.grace, 1), "")
+	p.stopSandboxes(ctx, pod, rt)
+	if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
+		rt = fresh
+	}
+	rec.mu.Lock()
+	rec.finished = true
+	rec.mu.Unlock()
+	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, true, false))
+	return p.cfg.ResyncPeriod, false
+}
+
+// applyEviction marks a status as the kubelet marks an evicted pod's.
+func applyEviction(st *v1.PodStatus, ev *eviction) {
+	st.Phase = v1.PodFailed
+	st.Reason = reasonEvicted
+	st.Message = ev.message
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == v1.DisruptionTarget {
+			st.Conditions[i] = ev.condition
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, ev.condition)
+}
