@@ -10,6 +10,10 @@
 #                                     an upstream kubelet's client cert for node NAME
 #                                     (CN=system:node:NAME, O=system:nodes: the Node authorizer's
 #                                     identity) and $PKI_DIR/kubelet-NAME.kubeconfig
+#   hack/pki.sh metrics-server IP
+#                                     metrics-server's serving cert (metrics-server.kube-system.svc and
+#                                     IP), its client cert (CN=system:metrics-server, used towards the
+#                                     API server and the kubelets) and metrics-server.kubeconfig
 #
 # etcd listens on plain http on 127.0.0.1 only, so it has no certificates.
 #
@@ -178,9 +182,21 @@ node_client_cert() {
   echo "$PKI_DIR/kubelet-$name.kubeconfig"
 }
 
+# metrics_server_certs IP: metrics-server-serving.{crt,key} and metrics-server.{crt,key,kubeconfig}.
+metrics_server_certs() {
+  local ip=${1:?usage: $0 metrics-server IP}
+  [[ -f "$PKI_DIR/ca.crt" ]] || all
+  new_cert ca metrics-server-serving "/CN=metrics-server" server \
+    "DNS:metrics-server.kube-system.svc,DNS:metrics-server.kube-system,IP:$ip"
+  new_cert ca metrics-server "/CN=system:metrics-server" client
+  kubeconfig metrics-server system:metrics-server
+  chmod 644 "$PKI_DIR/metrics-server-serving.crt" "$PKI_DIR/metrics-server.crt"
+}
+
 case "${1:-all}" in
   all) all ;;
   serving-cert) shift; serving_cert "$@" ;;
   node-client-cert) shift; node_client_cert "$@" ;;
+  metrics-server) shift; metrics_server_certs "$@" ;;
   *) die "usage: $0 [all] | serving-cert NAME IP..." ;;
 esac

@@ -330,3 +330,137 @@ func TestStatsEvictionBestEffortFirst(t *testing.T) {
 		return p.Status.Phase == v1.PodFailed && p.Status.Reason == "Evicted"
 	})
 }
+
+// cgroupSample is a container cgroup's CPU accounting at a moment.
+type cgroupSample struct {
+	at    time.Time
+	usage float64 // ns
+}
+
+// usageAt interpolates the accounting at t from the samples around it.
+func usageAt(samples []cgroupSample, t time.Time) (float64, bool) {
+	for i := 1; i < len(samples); i++ {
+		a, b := samples[i-1], samples[i]
+		if !t.Before(a.at) && !t.After(b.at) {
+			f := float64(t.Sub(a.at)) / float64(b.at.Sub(a.at))
+			return a.usage + f*(b.usage-a.usage), true
+		}
+	}
+	return 0, false
+}
+
+// TestStatsMetricsServer runs metrics-server (hack/metrics-server.sh: the metrics.k8s.io
+// APIService, kubelet certificates verified) and checks that `kubectl top` shows this node and a
+// CPU-burning pod, whose CPU matches its cgroup's accounting over metrics-server's window within
+// 10 %.
+func TestStatsMetricsServer(t *testing.T) {
+	wasRunning := exec.Command(filepath.Join(s.repo, "hack/metrics-server.sh"), "status").Run() == nil
+	stackScript(t, "metrics-server.sh", "up")
+	if !wasRunning {
+		t.Cleanup(func() { _ = exec.Command(filepath.Join(s.repo, "hack/metrics-server.sh"), "down").Run() })
+	}
+	ns := newNamespace(t)
+	burner := v1.Container{Name: "burn", Image: image("busybox:latest"),
+		Command: []string{"sh", "-c", "while true; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.1; done"}}
+	pod := createPod(t, ns, basePod("burn", burner))
+	pod = waitPod(t, ns, pod.Name, 2*time.Minute, "running", isRunningReady)
+	cid := strings.TrimPrefix(pod.Status.ContainerStatuses[0].ContainerID, "containerd://")
+
+	// Sample the container cgroup's own accounting while metrics-server scrapes.
+	var cgroupFile string
+	for _, qos := range []string{"besteffort", "burstable", ""} {
+		f := filepath.Join("/sys/fs/cgroup/cpuacct", "vk-cri-"+nodeName, "kubepods", qos, "pod"+string(pod.UID), cid, "cpuacct.usage")
+		if _, err := os.Stat(f); err == nil {
+			cgroupFile = f
+		}
+	}
+	if cgroupFile == "" {
+		t.Fatalf("no cpuacct cgroup for container %s", cid)
+	}
+	samples := make(chan []cgroupSample, 1)
+	stop := make(chan struct{})
+	go func() {
+		var out []cgroupSample
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b, err := os.ReadFile(cgroupFile); err == nil {
+				if v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {
+					out = append(out, cgroupSample{at: time.Now(), usage: v})
+				}
+			}
+			select {
+			case <-stop:
+				samples <- out
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	type containerMetrics struct {
+		Name  string            `json:"name"`
+		Usage map[string]string `json:"usage"`
+	}
+	type podMetrics struct {
+		Timestamp  metav1.Time        `json:"timestamp"`
+		Window     metav1.Duration    `json:"window"`
+		Containers []containerMetrics `json:"containers"`
+	}
+	var pm podMetrics
+	// metrics-server needs two scrapes (15 s apart) of the running pod.
+	err := wait.PollUntilContextTimeout(context.Background(), 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		b, err := s.kube.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", ns, "pods", pod.Name).DoRaw(ctx)
+		if err != nil {
+			return false, nil
+		}
+		if err := json.Unmarshal(b, &pm); err != nil {
+			return false, err
+		}
+		// Wait for a window that started after the sampling did.
+		return len(pm.Containers) == 1 && time.Since(pm.Timestamp.Time) < 10*time.Second, nil
+	})
+	close(stop)
+	got := <-samples
+	if err != nil {
+		t.Fatalf("no metrics for pod %s/%s from metrics.k8s.io: %v", ns, pod.Name, err)
+	}
+	end := pm.Timestamp.Time
+	start := end.Add(-pm.Window.Duration)
+	u0, ok0 := usageAt(got, start)
+	u1, ok1 := usageAt(got, end)
+	if !ok0 || !ok1 {
+		t.Fatalf("metrics window %v..%v is outside the cgroup samples %v..%v", start, end, got[0].at, got[len(got)-1].at)
+	}
+	cgroupCores := (u1 - u0) / pm.Window.Duration.Seconds() / 1e9
+	q := resource.MustParse(pm.Containers[0].Usage["cpu"])
+	reported := float64(q.MilliValue()) / 1000
+	if q.MilliValue() < 10 {
+		reported = float64(q.ScaledValue(resource.Nano)) / 1e9
+	}
+	t.Logf("metrics.k8s.io: %s cores over %v; cgroup: %.4f cores over the same window", pm.Containers[0].Usage["cpu"], pm.Window.Duration, cgroupCores)
+	if cgroupCores <= 0 {
+		t.Fatalf("the container burned no CPU")
+	}
+	if d := (reported - cgroupCores) / cgroupCores; d > 0.10 || d < -0.10 {
+		t.Errorf("metrics-server's CPU %.4f differs from the cgroup's %.4f by %.1f%% (> 10%%)", reported, cgroupCores, d*100)
+	}
+
+	kubectl := func(args ...string) string {
+		out, err := exec.Command(s.env["KUBECTL"], append([]string{"--kubeconfig", s.env["KUBECONFIG"]}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	top := kubectl("top", "node", nodeName, "--no-headers")
+	if f := strings.Fields(top); len(f) < 5 || f[0] != nodeName || !strings.HasSuffix(f[1], "m") || !strings.HasSuffix(f[3], "Mi") {
+		t.Errorf("kubectl top node: %q", top)
+	}
+	topPod := kubectl("top", "pod", "-n", ns, pod.Name, "--no-headers")
+	if f := strings.Fields(topPod); len(f) < 3 || f[0] != pod.Name || !strings.HasSuffix(f[1], "m") || !strings.HasSuffix(f[2], "Mi") {
+		t.Errorf("kubectl top pod: %q", topPod)
+	}
+	t.Logf("kubectl top node: %s", strings.TrimSpace(top))
+	t.Logf("kubectl top pod: %s", strings.TrimSpace(topPod))
+}
