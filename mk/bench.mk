@@ -4,3 +4,8 @@
 
 bench:
 	BENCH_ARGS="$(BENCH_ARGS)" hack/bench.sh
+
+# make bench-stats: vk-cri's CPU and RSS at 50 pods with the embedded cAdvisor on and off.
+.PHONY: bench-stats
+bench-stats: build
+	hack/bench-stats.sh
