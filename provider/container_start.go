@@ -39,9 +39,6 @@ func (p *Provider) nodeFacts() (nodeFacts, v1.ResourceList) {
 // user, the /etc/hosts mount) and translates it into the CRI config. An error is the message
 // of the container's CreateContainerConfigError.
 func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, imageRef string, restartCount int, rt *podRuntime) (*runtimeapi.ContainerConfig, error) {
-	if err := checkMounts(pod, c); err != nil {
-		return nil, err
-	}
 	facts, allocatable := p.nodeFacts()
 	var podIPs []string
 	if pod.Spec.HostNetwork {
@@ -78,12 +75,16 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		}
 		user.Username = img.Username
 	}
-	var mounts []*runtimeapi.Mount
+	mounts, err := p.containerMounts(pod, c, env.Values)
+	if err != nil {
+		return nil, err
+	}
 	hosts, err := writeEtcHosts(p.cfg.RootDir, nodeHostsPath, pod, podIPs, p.cfg.ClusterDomain)
 	if err != nil {
 		return nil, err
 	}
-	if hosts != nil {
+	// A volume mounted on /etc/hosts takes the place of the kubelet-managed file.
+	if hosts != nil && !mountsPath(c, hosts.ContainerPath) {
 		mounts = append(mounts, hosts)
 	}
 	return containerConfig(facts, containerInput{

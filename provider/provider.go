@@ -53,6 +53,8 @@ type Config struct {
 	Pods corev1client.PodsGetter
 	// Stats, when set, serves /stats/summary and /metrics/resource.
 	Stats SummarySource
+	// Volumes sets up pod volumes; without it a pod with volumes waits with FailedMount events.
+	Volumes VolumeManager
 }
 
 // Provider runs pods on a CRI runtime.
@@ -78,6 +80,13 @@ type Provider struct {
 
 	// runCtx is the context workers run in; set by Start.
 	runCtx context.Context
+}
+
+// NodeAllocatable returns the node's allocatable resources (nil before the node is described):
+// what memory-backed volumes and resourceFieldRef default to without limits.
+func (p *Provider) NodeAllocatable() v1.ResourceList {
+	_, allocatable := p.nodeFacts()
+	return allocatable
 }
 
 // New builds a provider on a connected runtime. Start must be called before the node runs.
@@ -131,6 +140,7 @@ func (p *Provider) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing this node's pods in the runtime: %w", err)
 	}
+	p.cleanupOrphanedVolumes(ids)
 	for uid := range pods {
 		rec, _ := p.pods.add(newPodRecord(ids[uid], nil))
 		p.startWorker(rec)

@@ -111,6 +111,10 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 			return runtimeRetry, false
 		}
 	}
+	if err := p.tearDownVolumes(rec.uid); err != nil {
+		log.WithError(err).Warn("terminating pod")
+		return runtimeRetry, false
+	}
 	log.Info("pod terminated and removed from the runtime")
 	if deletedInAPI {
 		go p.removeFromAPI(context.WithoutCancel(ctx), pod, final)

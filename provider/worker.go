@@ -70,6 +70,12 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	if p.rejectIfInadmissible(rec, pod, rt) {
 		return next, false
 	}
+	// Like the kubelet, nothing starts before every volume is there; volumes already set up are
+	// refreshed on each sync, which carries ConfigMap, Secret and label changes into the pod.
+	if !finished && p.setUpVolumes(ctx, pod) {
+		p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, false, false))
+		return volumeRetry, false
+	}
 	if !finished {
 		actions := computePodActions(pod, rt, p.restarts)
 		if actions.changesRuntime() {
@@ -98,6 +104,10 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		rec.finished = true
 		rec.mu.Unlock()
 		log.WithField("phase", status.Phase).Info("pod finished")
+		// A finished pod's volumes go at once, as with the kubelet; its containers stay for logs.
+		if err := p.tearDownVolumes(rec.uid); err != nil {
+			log.WithError(err).Warn("tearing down the volumes of the finished pod")
+		}
 		if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
 			rt = fresh
 		}

@@ -44,6 +44,7 @@ type options struct {
 	HealthzBindAddress          string
 	HealthzPort                 int32
 	RootDir                     string
+	ForbidHostPath              bool
 	PodLogDir                   string
 	CgroupRoot                  string
 	ResolvConf                  string
@@ -120,6 +121,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "address of the plain-HTTP, unauthenticated healthz endpoint")
 	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "port of the healthz endpoint; 0 disables it")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "directory for vk-cri's pod data; its file system is the node's ephemeral-storage")
+	fs.BoolVar(&o.ForbidHostPath, "forbid-host-path", o.ForbidHostPath, "refuse hostPath volumes (and claims bound to hostPath volumes): such pods wait with FailedMount events")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of container logs, in the kubelet's <namespace>_<pod>_<uid>/<container>/<n>.log layout")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (<root>/kubepods/[burstable|besteffort/]pod<uid>) are created; vk-cri's own by default, apart from a kubelet's /kubepods")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "resolver configuration given to pods")

@@ -23,6 +23,7 @@ import (
 
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/provider"
+	"github.com/vk-cri/vk-cri/provider/volumes"
 )
 
 func newRootCommand() *cobra.Command {
@@ -141,6 +142,11 @@ func run(ctx context.Context, o *options) error {
 	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: o.NodeName})
 
 	var p *provider.Provider
+	vols := volumes.New(o.RootDir,
+		volumes.WithClient(client),
+		volumes.WithForbidHostPath(o.ForbidHostPath),
+		volumes.WithAllocatable(func() v1.ResourceList { return p.NodeAllocatable() }),
+		volumes.WithLogger(entry))
 	measured, err := startStats(o, rt, func() []*v1.Pod { pods, _ := p.GetPods(ctx); return pods }, lateEvictor{&p}, entry)
 	if err != nil {
 		return err
@@ -160,6 +166,7 @@ func run(ctx context.Context, o *options) error {
 		AllowedUnsafeSysctls:  o.AllowedUnsafeSysctls,
 		SerializeImagePulls:   o.SerializeImagePulls,
 		MaxParallelImagePulls: o.MaxParallelImagePulls,
+		Volumes:               vols,
 	}
 	if measured != nil {
 		pcfg.Stats = measured.collector

@@ -1,0 +1,149 @@
+package volumes
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/mount-utils"
+)
+
+// apiTimeout bounds each API call a volume makes.
+const apiTimeout = 10 * time.Second
+
+// Manager sets up, refreshes and tears down the volumes of the pods on the node.
+type Manager struct {
+	layout         layout
+	client         kubernetes.Interface
+	mounter        mount.Interface
+	forbidHostPath bool
+	allocatable    func() v1.ResourceList
+	now            func() time.Time
+	log            *logrus.Entry
+	store          *store
+}
+
+// Option configures a Manager.
+type Option func(*Manager)
+
+// WithClient gives the API client that reads ConfigMaps, Secrets, claims and requests tokens.
+func WithClient(c kubernetes.Interface) Option { return func(m *Manager) { m.client = c } }
+
+// WithMounter replaces the system mounter (tests use mount-utils' fake).
+func WithMounter(mt mount.Interface) Option { return func(m *Manager) { m.mounter = mt } }
+
+// WithForbidHostPath refuses hostPath volumes (and claims bound to hostPath volumes).
+func WithForbidHostPath(forbid bool) Option { return func(m *Manager) { m.forbidHostPath = forbid } }
+
+// WithAllocatable gives the node's allocatable resources: the size of memory-backed volumes
+// of pods without memory limits, and the value of resourceFieldRef limits not set.
+func WithAllocatable(f func() v1.ResourceList) Option { return func(m *Manager) { m.allocatable = f } }
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(m *Manager) { m.now = now } }
+
+// WithLogger sets the logger.
+func WithLogger(l *logrus.Entry) Option { return func(m *Manager) { m.log = l } }
+
+// New returns a manager keeping pod directories under rootDir/pods.
+func New(rootDir string, opts ...Option) *Manager {
+	m := &Manager{
+		layout:  layout{root: rootDir},
+		mounter: mount.NewWithoutSystemd(""),
+		now:     time.Now,
+		log:     logrus.NewEntry(logrus.StandardLogger()),
+		store:   newStore(),
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+// SetUpError is a volume that could not be set up or refreshed.
+type SetUpError struct {
+	Volume string
+	Err    error
+	// Blocking is set when the volume was never set up: the pod's containers cannot start.
+	Blocking bool
+}
+
+// Error is the kubelet's FailedMount event message.
+func (e *SetUpError) Error() string {
+	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", e.Volume, e.Err)
+}
+
+func (e *SetUpError) Unwrap() error { return e.Err }
+
+// PodDir is the pod's directory under the root dir, for files other parts of vk-cri keep per pod.
+func (m *Manager) PodDir(pod *v1.Pod) string { return m.layout.podDir(pod.UID) }
+
+// SetUp makes every volume of the pod present and current: the first call creates them, later
+// calls bring API-backed contents up to date (atomically, as the kubelet does). It returns one
+// error per volume that failed.
+func (m *Manager) SetUp(ctx context.Context, pod *v1.Pod) []*SetUpError {
+	if len(pod.Spec.Volumes) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(m.layout.podDir(pod.UID), 0o750); err != nil {
+		return []*SetUpError{{Volume: pod.Spec.Volumes[0].Name, Err: fmt.Errorf("creating pod directory: %w", err), Blocking: true}}
+	}
+	var errs []*SetUpError
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		_, had := m.store.volume(pod.UID, vol.Name)
+		mv, err := m.setUpVolume(ctx, pod, vol)
+		if err != nil {
+			errs = append(errs, &SetUpError{Volume: vol.Name, Err: err, Blocking: !had})
+			continue
+		}
+		m.store.setVolume(pod.UID, vol.Name, mv)
+	}
+	return errs
+}
+
+func (m *Manager) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) (*mountedVolume, error) {
+	src := &vol.VolumeSource
+	switch {
+	case src.EmptyDir != nil:
+		return m.setUpEmptyDir(pod, vol.Name, src.EmptyDir)
+	case src.ConfigMap != nil:
+		return m.setUpConfigMap(ctx, pod, vol.Name, src.ConfigMap)
+	case src.Secret != nil:
+		return m.setUpSecret(ctx, pod, vol.Name, src.Secret)
+	case src.DownwardAPI != nil:
+		return m.setUpDownwardAPI(pod, vol.Name, src.DownwardAPI)
+	case src.Projected != nil:
+		return m.setUpProjected(ctx, pod, vol.Name, src.Projected)
+	case src.HostPath != nil:
+		return m.setUpHostPath(src.HostPath)
+	case src.PersistentVolumeClaim != nil:
+		return m.setUpClaim(ctx, pod, src.PersistentVolumeClaim)
+	default:
+		return nil, fmt.Errorf("volume type not supported by vk-cri")
+	}
+}
+
+// memoryVolumeSize is the size of a memory-backed volume as the kubelet computes it: the node's
+// allocatable memory, lowered to the pod's memory limit and to the volume's sizeLimit.
+func (m *Manager) memoryVolumeSize(pod *v1.Pod, sizeLimit *resource.Quantity) *resource.Quantity {
+	var size *resource.Quantity
+	if m.allocatable != nil {
+		if q, ok := m.allocatable()[v1.ResourceMemory]; ok && !q.IsZero() {
+			size = &q
+		}
+	}
+	lower := func(q *resource.Quantity) {
+		if q != nil && q.Sign() > 0 && (size == nil || q.Cmp(*size) < 0) {
+			size = q
+		}
+	}
+	lower(podMemoryLimit(pod))
+	lower(sizeLimit)
+	return size
+}
