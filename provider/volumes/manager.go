@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -50,8 +51,15 @@ func WithClock(now func() time.Time) Option { return func(m *Manager) { m.now = 
 // WithLogger sets the logger.
 func WithLogger(l *logrus.Entry) Option { return func(m *Manager) { m.log = l } }
 
-// New returns a manager keeping pod directories under rootDir/pods.
+// New returns a manager keeping pod directories under rootDir/pods. The root dir is used by its
+// real path (without symlinks), the one the mount table shows, so that teardown finds every
+// mount it made.
 func New(rootDir string, opts ...Option) *Manager {
+	if err := os.MkdirAll(rootDir, 0o750); err == nil {
+		if real, err := filepath.EvalSymlinks(rootDir); err == nil {
+			rootDir = real
+		}
+	}
 	m := &Manager{
 		layout:  layout{root: rootDir},
 		mounter: mount.NewWithoutSystemd(""),
