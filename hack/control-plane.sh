@@ -8,6 +8,9 @@
 #   hack/control-plane.sh stop [--purge] stops them in reverse order; --purge also removes the
 #                                        etcd data (the next start is a fresh cluster)
 #   hack/control-plane.sh status         exit 0 iff all four run and /readyz is ok
+#   hack/control-plane.sh restart-apiserver
+#                                        restarts kube-apiserver alone (after a change of its
+#                                        flags); the other components reconnect by themselves
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -46,13 +49,19 @@ start_etcd() {
     --log-level=warn
 }
 
+# Pods reach the API server on their bridge's address (e.g. https://10.88.0.1:16443, server name
+# kubernetes.default.svc, which the serving certificate carries) with their service-account
+# token, as they would through the kubernetes Service; so it listens on every address, not only
+# on loopback. Clients of the stack keep using 127.0.0.1.
+APISERVER_BIND_ADDRESS=${APISERVER_BIND_ADDRESS:-0.0.0.0}
+
 start_apiserver() {
   if is_running kube-apiserver; then log "kube-apiserver already running, pid $(pid_of kube-apiserver)"; return; fi
   check_port kube-apiserver "$APISERVER_PORT"
-  log "starting kube-apiserver $K8S_VERSION on https://127.0.0.1:$APISERVER_PORT"
+  log "starting kube-apiserver $K8S_VERSION on https://$APISERVER_BIND_ADDRESS:$APISERVER_PORT"
   start_bg kube-apiserver "$BIN_DIR/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-    --bind-address=127.0.0.1 \
+    --bind-address="$APISERVER_BIND_ADDRESS" \
     --secure-port="$APISERVER_PORT" \
     --advertise-address=127.0.0.1 \
     --endpoint-reconciler-type=none \
@@ -176,6 +185,13 @@ stop() {
   log "control plane stopped"
 }
 
+restart_apiserver() {
+  if is_running kube-apiserver; then stop_bg kube-apiserver 20; fi
+  start_apiserver
+  await kube-apiserver "kube-apiserver /readyz" 90 readyz
+  log "kube-apiserver restarted"
+}
+
 status() {
   local c rc=0
   for c in "${COMPONENTS[@]}"; do
@@ -189,5 +205,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop "${2:-}" ;;
   status) status ;;
-  *) echo "usage: $0 start|stop [--purge]|status" >&2; exit 2 ;;
+  restart-apiserver) restart_apiserver ;;
+  *) echo "usage: $0 start|stop [--purge]|status|restart-apiserver" >&2; exit 2 ;;
 esac
