@@ -65,6 +65,9 @@ func (m *Manager) prepareDir(pod *v1.Pod, dir string, tmpfs bool, sizeLimit *res
 	if size := m.memoryVolumeSize(pod, sizeLimit); size != nil {
 		opts = append(opts, fmt.Sprintf("size=%d", size.Value()))
 	}
+	if m.noswap {
+		opts = append(opts, "noswap")
+	}
 	if err := m.mounter.MountSensitiveWithoutSystemd("tmpfs", dir, "tmpfs", opts, nil); err != nil {
 		return false, fmt.Errorf("mounting tmpfs: %w", err)
 	}

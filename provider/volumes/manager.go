@@ -23,6 +23,7 @@ type Manager struct {
 	client         kubernetes.Interface
 	mounter        mount.Interface
 	forbidHostPath bool
+	noswap         bool
 	allocatable    func() v1.ResourceList
 	now            func() time.Time
 	log            *logrus.Entry
@@ -63,6 +64,7 @@ func New(rootDir string, opts ...Option) *Manager {
 	m := &Manager{
 		layout:  layout{root: rootDir},
 		mounter: mount.NewWithoutSystemd(""),
+		noswap:  noswapSupported(),
 		now:     time.Now,
 		log:     logrus.NewEntry(logrus.StandardLogger()),
 		store:   newStore(),

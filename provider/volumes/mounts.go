@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -43,7 +44,9 @@ func (m *Manager) ContainerMounts(pod *v1.Pod, c *v1.Container, expand ExpandFun
 			}
 			target, err := m.prepareSubPath(pod.UID, vm.Name, vol.Path, sub, c.Name, i)
 			if err != nil {
-				return nil, fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q: %w", vm.Name, c.Name, err)
+				// The container's status carries the kubelet's words; the log says why.
+				m.log.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": c.Name, "volume": vm.Name}).WithError(err).Warn("subPath refused")
+				return nil, fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q", vm.Name, c.Name)
 			}
 			hostPath = target
 		}

@@ -51,7 +51,7 @@ const (
 	issueExec     = 3 // exec, attach, port-forward
 	issueLifecyle = 4 // hooks, activeDeadlineSeconds, termination messages, sidecars, init details
 	issueEnv      = 5 // env valueFrom/envFrom/service links/$(VAR), resources, security context, DNS
-	issueVolumes  = 6 // every volume, the service-account token included
+	issueVolumes  = 6 // volume types vk-cri does not mount, volumeDevices
 	issueProbes   = 7 // liveness, readiness, startup probes
 )
 
@@ -285,11 +285,10 @@ func unsupported(sc *scenario) map[string]int {
 	}
 	for _, pod := range sc.pods {
 		spec := &pod.Spec
-		if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
-			add("service-account token volume", issueVolumes)
-		}
-		if len(spec.Volumes) > 0 {
-			add("volumes", issueVolumes)
+		for i := range spec.Volumes {
+			if !mountable(&spec.Volumes[i]) {
+				add("volume types vk-cri does not mount", issueVolumes)
+			}
 		}
 		if spec.ActiveDeadlineSeconds != nil {
 			add("activeDeadlineSeconds", issueLifecyle)
@@ -346,8 +345,8 @@ func containerUnsupported(c *v1.Container, add func(string, int)) {
 	if len(c.EnvFrom) > 0 {
 		add("envFrom", issueEnv)
 	}
-	if len(c.VolumeMounts) > 0 || len(c.VolumeDevices) > 0 {
-		add("volumes", issueVolumes)
+	if len(c.VolumeDevices) > 0 {
+		add("volume devices", issueVolumes)
 	}
 	if c.LivenessProbe != nil || c.ReadinessProbe != nil || c.StartupProbe != nil {
 		add("probes", issueProbes)
@@ -615,8 +614,8 @@ func checkPod(t *testing.T, where string, pod *v1.Pod, kn *known) {
 		t.Errorf("%s: set terminationGracePeriodSeconds (small unless the scenario is about grace periods)", where)
 	}
 	sa := spec.AutomountServiceAccountToken
-	if (sa == nil || *sa) && (kn == nil || kn.Issue != issueVolumes) {
-		t.Errorf("%s: automountServiceAccountToken must be false unless the scenario is about the token (known, issue %d)", where, issueVolumes)
+	if (sa == nil || *sa) && !strings.Contains(pod.Name+where, "token") && !mentionsToken(pod) {
+		t.Errorf("%s: automountServiceAccountToken must be false unless the pod is about the token", where)
 	}
 	switch spec.RestartPolicy {
 	case "", v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever:
@@ -758,11 +757,15 @@ func TestUnsupported(t *testing.T) {
 		t.Errorf("plain pod: unsupported = %v, want none", got)
 	}
 	cases := map[string]func(p *v1.Pod, sc *scenario){
-		"exec":                         func(p *v1.Pod, sc *scenario) { sc.Steps = []step{{Exec: &execStep{}}} },
-		"service-account token volume": func(p *v1.Pod, sc *scenario) { p.Spec.AutomountServiceAccountToken = nil },
-		"volumes":                      func(p *v1.Pod, sc *scenario) { p.Spec.Volumes = []v1.Volume{{Name: "v"}} },
-		"probes":                       func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].ReadinessProbe = &v1.Probe{} },
-		"lifecycle hooks":              func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{} },
+		"exec": func(p *v1.Pod, sc *scenario) { sc.Steps = []step{{Exec: &execStep{}}} },
+		"volume types vk-cri does not mount": func(p *v1.Pod, sc *scenario) {
+			p.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{NFS: &v1.NFSVolumeSource{}}}}
+		},
+		"volume devices": func(p *v1.Pod, sc *scenario) {
+			p.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: "v", DevicePath: "/dev/x"}}
+		},
+		"probes":          func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].ReadinessProbe = &v1.Probe{} },
+		"lifecycle hooks": func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{} },
 		"env valueFrom": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{}}}
 		},
@@ -801,4 +804,35 @@ func TestUnsupported(t *testing.T) {
 	if _, ok := unsupported(&scenario{pods: []*v1.Pod{p}})["$(VAR) expansion"]; !ok {
 		t.Errorf("$$ in args is rewritten by the kubelet's expansion and must be flagged")
 	}
+}
+
+// mountable reports whether vk-cri mounts this type of volume (provider/volumes).
+func mountable(v *v1.Volume) bool {
+	src := &v.VolumeSource
+	switch {
+	case src.EmptyDir != nil, src.ConfigMap != nil, src.Secret != nil, src.DownwardAPI != nil,
+		src.HostPath != nil, src.PersistentVolumeClaim != nil:
+		return true
+	case src.Projected != nil:
+		for _, s := range src.Projected.Sources {
+			if s.ServiceAccountToken == nil && s.ConfigMap == nil && s.Secret == nil && s.DownwardAPI == nil {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// mentionsToken reports whether a container reads the service-account token directory, which
+// is what a pod about the token does.
+func mentionsToken(pod *v1.Pod) bool {
+	for _, c := range pod.Spec.Containers {
+		for _, s := range append(append([]string{}, c.Command...), c.Args...) {
+			if strings.Contains(s, "serviceaccount") {
+				return true
+			}
+		}
+	}
+	return false
 }
