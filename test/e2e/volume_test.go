@@ -24,8 +24,11 @@ import (
 
 // ---- helpers of the volume tests ----
 
-func busybox(name, script string, mounts ...v1.VolumeMount) v1.Container {
-	return v1.Container{Name: name, Image: image("busybox:latest"), Command: []string{"sh", "-c", script}, VolumeMounts: mounts}
+// busyboxWith is a busybox script container with volume mounts.
+func busyboxWith(name, script string, mounts ...v1.VolumeMount) v1.Container {
+	c := busybox(name, script)
+	c.VolumeMounts = mounts
+	return c
 }
 
 func podLog(t *testing.T, ns, pod, container string) string {
@@ -119,14 +122,10 @@ func isPhase(phase v1.PodPhase) func(*v1.Pod) bool {
 	return func(p *v1.Pod) bool { return p.Status.Phase == phase }
 }
 
-func waitingReason(container, reason string) func(*v1.Pod) bool {
+func waitingWith(container, reason string) func(*v1.Pod) bool {
 	return func(p *v1.Pod) bool {
-		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
-			if c.Name == container && c.State.Waiting != nil && c.State.Waiting.Reason == reason {
-				return true
-			}
-		}
-		return false
+		got, _ := waitingReason(p, container)
+		return got == reason
 	}
 }
 
@@ -169,7 +168,7 @@ func TestVolumeConfigMapFilesModesLayoutAndUpdate(t *testing.T) {
 	script := `stat -L -c 'mode %a %n' /etc/all/app.conf /etc/some/nested/welcome.txt
 ls -a /etc/all | tr '\n' ' '; echo
 while true; do echo "all=` + "`cat /etc/all/app.conf`" + ` sub=` + "`cat /sub.conf`" + `"; sleep 0.1; done`
-	pod := basePod("cm", busybox("c", script,
+	pod := basePod("cm", busyboxWith("c", script,
 		v1.VolumeMount{Name: "all", MountPath: "/etc/all"},
 		v1.VolumeMount{Name: "some", MountPath: "/etc/some"},
 		v1.VolumeMount{Name: "all", MountPath: "/sub.conf", SubPath: "app.conf"}))
@@ -224,7 +223,7 @@ while true; do echo "all=` + "`cat /etc/all/app.conf`" + ` sub=` + "`cat /sub.co
 func TestVolumeSecretOnTmpfs(t *testing.T) {
 	ns := newNamespace(t)
 	createSecret(t, ns, "creds", map[string]string{"token": "not-really-secret", "ca.crt": "pretend"})
-	pod := neverRestart(basePod("sec", busybox("c",
+	pod := neverRestart(basePod("sec", busyboxWith("c",
 		`grep ' /etc/secret ' /proc/mounts | cut -d' ' -f3; stat -L -c 'mode %a %n' /etc/secret/token /etc/secret/ca.crt; cat /etc/secret/token; echo`,
 		v1.VolumeMount{Name: "s", MountPath: "/etc/secret"})))
 	pod.Spec.Volumes = []v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{
@@ -252,7 +251,7 @@ func TestVolumeEmptyDirDiskMemoryAndFSGroup(t *testing.T) {
 grep ' /mem ' /proc/mounts | cut -d' ' -f3,4; grep ' /limited ' /proc/mounts | cut -d' ' -f3,4
 grep -c ' /disk ' /proc/mounts; stat -L -c 'cfg %a %g' /cfg/k
 touch /disk/f && stat -c 'new %g' /disk/f`
-	c := busybox("c", script,
+	c := busyboxWith("c", script,
 		v1.VolumeMount{Name: "disk", MountPath: "/disk"},
 		v1.VolumeMount{Name: "mem", MountPath: "/mem"},
 		v1.VolumeMount{Name: "limited", MountPath: "/limited"},
@@ -282,7 +281,7 @@ touch /disk/f && stat -c 'new %g' /disk/f`
 
 func TestVolumeDownwardAPILabelsUpdate(t *testing.T) {
 	ns := newNamespace(t)
-	pod := basePod("dw", busybox("c", `while true; do echo "labels=`+"`cat /info/labels | tr '\\n' ' '`"+` name=`+"`cat /info/name`"+`"; sleep 0.1; done`,
+	pod := basePod("dw", busyboxWith("c", `while true; do echo "labels=`+"`cat /info/labels | tr '\\n' ' '`"+` name=`+"`cat /info/name`"+`"; sleep 0.1; done`,
 		v1.VolumeMount{Name: "info", MountPath: "/info"}))
 	pod.Labels = map[string]string{"app": "demo", "stage": "one"}
 	pod.Spec.Volumes = []v1.Volume{{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: []v1.DownwardAPIVolumeFile{
@@ -359,11 +358,11 @@ func TestVolumeProjectedTokenCallsAPIServer(t *testing.T) {
 
 func TestVolumeMissingSecretWaitsThenStarts(t *testing.T) {
 	ns := newNamespace(t)
-	pod := basePod("wait", busybox("c", "cat /s/k; echo; sleep 3600", v1.VolumeMount{Name: "s", MountPath: "/s"}))
+	pod := basePod("wait", busyboxWith("c", "cat /s/k; echo; sleep 3600", v1.VolumeMount{Name: "s", MountPath: "/s"}))
 	pod.Spec.Volumes = []v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "later"}}}}
 	createPod(t, ns, pod)
 	waitEvent(t, ns, "wait", "FailedMount", `MountVolume.SetUp failed for volume "s" : secret "later" not found`, time.Minute)
-	waitPod(t, ns, "wait", 10*time.Second, "ContainerCreating", waitingReason("c", "ContainerCreating"))
+	waitPod(t, ns, "wait", 10*time.Second, "ContainerCreating", waitingWith("c", "ContainerCreating"))
 	created := time.Now()
 	createSecret(t, ns, "later", map[string]string{"k": "arrived"})
 	waitPod(t, ns, "wait", time.Minute, "Running", isPhase(v1.PodRunning))
@@ -373,7 +372,7 @@ func TestVolumeMissingSecretWaitsThenStarts(t *testing.T) {
 
 func TestVolumeSubPathExprAndEscapes(t *testing.T) {
 	ns := newNamespace(t)
-	c := busybox("c", `echo written > /sub/x; cat /all/alpha/x; ls /all`,
+	c := busyboxWith("c", `echo written > /sub/x; cat /all/alpha/x; ls /all`,
 		v1.VolumeMount{Name: "work", MountPath: "/all"},
 		v1.VolumeMount{Name: "work", MountPath: "/sub", SubPathExpr: "$(SUB)"})
 	c.Env = []v1.EnvVar{{Name: "SUB", Value: "alpha"}}
@@ -389,13 +388,13 @@ func TestVolumeSubPathExprAndEscapes(t *testing.T) {
 	for _, sub := range []string{"root", "up/etc", "abs"} {
 		t.Run(sub, func(t *testing.T) {
 			name := "escape-" + strings.ReplaceAll(sub, "/", "-")
-			plant := busybox("plant", `ln -s / /work/root; ln -s ../../../../../../.. /work/up; ln -s /etc /work/abs`, v1.VolumeMount{Name: "work", MountPath: "/work"})
-			main := busybox("c", "ls /escaped; sleep 3600", v1.VolumeMount{Name: "work", MountPath: "/escaped", SubPath: sub})
+			plant := busyboxWith("plant", `ln -s / /work/root; ln -s ../../../../../../.. /work/up; ln -s /etc /work/abs`, v1.VolumeMount{Name: "work", MountPath: "/work"})
+			main := busyboxWith("c", "ls /escaped; sleep 3600", v1.VolumeMount{Name: "work", MountPath: "/escaped", SubPath: sub})
 			p := basePod(name, main)
 			p.Spec.InitContainers = []v1.Container{plant}
 			p.Spec.Volumes = []v1.Volume{{Name: "work", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 			createPod(t, ns, p)
-			got := waitPod(t, ns, name, time.Minute, "CreateContainerConfigError", waitingReason("c", "CreateContainerConfigError"))
+			got := waitPod(t, ns, name, time.Minute, "CreateContainerConfigError", waitingWith("c", "CreateContainerConfigError"))
 			msg := got.Status.ContainerStatuses[0].State.Waiting.Message
 			if want := `failed to prepare subPath for volumeMount "work" of container "c"`; msg != want {
 				t.Errorf("message %q, want %q", msg, want)
@@ -409,7 +408,7 @@ func TestVolumeHostPathTypes(t *testing.T) {
 	base := t.TempDir()
 	made := filepath.Join(base, "made", "here")
 	dirOrCreate, fileType := v1.HostPathDirectoryOrCreate, v1.HostPathFile
-	pod := neverRestart(basePod("hp", busybox("c", `echo from-pod > /host/f; grep -c ' /host ' /proc/mounts`, v1.VolumeMount{Name: "h", MountPath: "/host"})))
+	pod := neverRestart(basePod("hp", busyboxWith("c", `echo from-pod > /host/f; grep -c ' /host ' /proc/mounts`, v1.VolumeMount{Name: "h", MountPath: "/host"})))
 	pod.Spec.Volumes = []v1.Volume{{Name: "h", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: made, Type: &dirOrCreate}}}}
 	createPod(t, ns, pod)
 	waitPod(t, ns, "hp", time.Minute, "Succeeded", isPhase(v1.PodSucceeded))
@@ -417,11 +416,11 @@ func TestVolumeHostPathTypes(t *testing.T) {
 		t.Errorf("file written by the pod on the host: %q %v", b, err)
 	}
 
-	wrong := neverRestart(basePod("wrong", busybox("c", "true", v1.VolumeMount{Name: "h", MountPath: "/host"})))
+	wrong := neverRestart(basePod("wrong", busyboxWith("c", "true", v1.VolumeMount{Name: "h", MountPath: "/host"})))
 	wrong.Spec.Volumes = []v1.Volume{{Name: "h", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: base, Type: &fileType}}}}
 	createPod(t, ns, wrong)
 	waitEvent(t, ns, "wrong", "FailedMount", fmt.Sprintf(`MountVolume.SetUp failed for volume "h" : hostPath type check failed: %s is not a file, it's a Directory`, base), time.Minute)
-	waitPod(t, ns, "wrong", 10*time.Second, "ContainerCreating", waitingReason("c", "ContainerCreating"))
+	waitPod(t, ns, "wrong", 10*time.Second, "ContainerCreating", waitingWith("c", "ContainerCreating"))
 }
 
 func TestVolumePersistentVolumeClaimHostPath(t *testing.T) {
@@ -439,14 +438,14 @@ func TestVolumePersistentVolumeClaimHostPath(t *testing.T) {
 	if _, err := s.kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := neverRestart(basePod("pvc", busybox("c", `cat /data/data; if (echo x > /data/new) 2>/dev/null; then echo writable; else echo read-only; fi`,
+	pod := neverRestart(basePod("pvc", busyboxWith("c", `cat /data/data; if (echo x > /data/new) 2>/dev/null; then echo writable; else echo read-only; fi`,
 		v1.VolumeMount{Name: "d", MountPath: "/data"})))
 	pod.Spec.NodeName = nodeName // an unbound claim would keep the scheduler from placing it
 	pod.Spec.NodeSelector = nil
 	pod.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "claim", ReadOnly: true}}}}
 	createPod(t, ns, pod)
 	waitEvent(t, ns, "pvc", "FailedMount", "PVC is not bound", time.Minute)
-	waitPod(t, ns, "pvc", 10*time.Second, "ContainerCreating", waitingReason("c", "ContainerCreating"))
+	waitPod(t, ns, "pvc", 10*time.Second, "ContainerCreating", waitingWith("c", "ContainerCreating"))
 
 	dir := v1.HostPathDirectory
 	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName}, Spec: v1.PersistentVolumeSpec{
@@ -472,7 +471,7 @@ func TestVolumePersistentVolumeClaimHostPath(t *testing.T) {
 // a memory emptyDir, a configMap on disk, a projected token and a subPath bind mount.
 func volumeRichPod(t *testing.T, ns, name string) *v1.Pod {
 	t.Helper()
-	pod := basePod(name, busybox("c", "sleep 3600",
+	pod := basePod(name, busyboxWith("c", "sleep 3600",
 		v1.VolumeMount{Name: "s", MountPath: "/s"},
 		v1.VolumeMount{Name: "mem", MountPath: "/mem"},
 		v1.VolumeMount{Name: "cfg", MountPath: "/cfg"},
