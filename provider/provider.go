@@ -55,6 +55,8 @@ type Config struct {
 	Stats SummarySource
 	// Volumes sets up pod volumes; without it a pod with volumes waits with FailedMount events.
 	Volumes VolumeManager
+	// Metrics receives pod worker durations, pod start times and runtime counts; nil: none.
+	Metrics PodMetrics
 }
 
 // Provider runs pods on a CRI runtime.
@@ -102,6 +104,9 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 	}
 	if cfg.CgroupRoot == "" {
 		cfg.CgroupRoot = "/"
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
 	}
 	sysctls, err := newSysctlPolicy(cfg.AllowedUnsafeSysctls)
 	if err != nil {

@@ -30,6 +30,7 @@ func (p *Provider) relistLoop(ctx context.Context, initial map[string]*podRuntim
 			p.log.WithError(err).Debug("relist failed")
 			continue
 		}
+		p.cfg.Metrics.RuntimeState(runtimeCounts(pods))
 		now := map[string]string{}
 		for uid, rt := range pods {
 			now[uid] = rt.fingerprint()

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,9 @@ type podRecord struct {
 	rejected bool
 	// evicted is set when the eviction manager evicts the pod.
 	evicted *eviction
+	// firstSeen is when the API first gave vk-cri the pod (zero for a pod found in the runtime
+	// at start-up), the start of kubelet_pod_start_duration_seconds.
+	firstSeen time.Time
 
 	wake chan struct{}
 	done chan struct{}
@@ -50,6 +54,7 @@ func newPodRecord(id podIdentity, pod *v1.Pod) *podRecord {
 		done:     make(chan struct{}),
 	}
 	if pod != nil {
+		r.firstSeen = time.Now()
 		r.status = pod.Status.DeepCopy()
 		r.finished = isTerminalPhase(pod.Status.Phase)
 	}

@@ -19,6 +19,7 @@ func (p *Provider) startWorker(rec *podRecord) {
 		ctx := p.runCtx
 		timer := time.NewTimer(0)
 		defer timer.Stop()
+		firstSync := true
 		for {
 			select {
 			case <-ctx.Done():
@@ -26,7 +27,13 @@ func (p *Provider) startWorker(rec *podRecord) {
 			case <-rec.wake:
 			case <-timer.C:
 			}
+			rec.mu.Lock()
+			operation := workerOperation(firstSync && rec.pod != nil, rec.deleting)
+			rec.mu.Unlock()
+			start := time.Now()
 			next, gone := p.syncPod(ctx, rec)
+			p.cfg.Metrics.PodWorker(operation, time.Since(start))
+			firstSync = false
 			if gone {
 				p.pods.remove(rec.uid)
 				return
@@ -160,8 +167,12 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 func (p *Provider) setStatus(rec *podRecord, pod *v1.Pod, st v1.PodStatus) {
 	rec.mu.Lock()
 	changed := rec.status == nil || !equality.Semantic.DeepEqual(*rec.status, st)
+	started := startedRunning(rec.status, st) && !rec.firstSeen.IsZero()
 	rec.status = &st
 	rec.mu.Unlock()
+	if started {
+		p.cfg.Metrics.PodStarted(time.Since(rec.firstSeen))
+	}
 	if changed {
 		out := pod.DeepCopy()
 		out.Status = st

@@ -99,18 +99,25 @@ func providerRoutes(h http.Handler) server.Registrar {
 	}
 }
 
-// kubeletAPI is everything the kubelet API serves, in registration order (later wins).
+// kubeletAPI is everything the kubelet API serves.
 type kubeletAPI struct {
 	providerHandler http.Handler
 	health          []server.HealthChecker
-	// extra are further route groups (e.g. /metrics/cadvisor), registered after the provider's.
+	metrics         http.Handler
+	configz         map[string]any
+	// extra are the route groups of other parts (streaming, stats ...). They are registered
+	// last, so a pattern they share with providerRoutes is theirs.
 	extra []server.Registrar
 }
 
+// routes lists the route groups in registration order: a pattern registered again later wins.
 func (k kubeletAPI) routes() []server.Registrar {
-	out := []server.Registrar{providerRoutes(k.providerHandler)}
-	out = append(out, k.extra...)
-	return append(out, server.HealthzRoutes(k.health...))
+	return append([]server.Registrar{
+		providerRoutes(k.providerHandler),
+		server.HealthzRoutes(k.health...),
+		server.MetricsRoute(k.metrics),
+		server.ConfigzRoute(k.configz),
+	}, k.extra...)
 }
 
 // runKubeletAPI serves the kubelet API (when a certificate source is configured) and the

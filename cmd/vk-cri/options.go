@@ -65,6 +65,9 @@ type options struct {
 	HousekeepingInterval   time.Duration
 	EvictionHard           string
 	EvictionPressurePeriod time.Duration
+
+	// effective is every flag's value once flags and config file are applied (/configz).
+	effective map[string]string
 }
 
 func defaultOptions() *options {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/metrics"
 	"github.com/vk-cri/vk-cri/provider"
 	"github.com/vk-cri/vk-cri/provider/volumes"
 )
@@ -46,6 +47,7 @@ following the upstream kubelet's behaviour.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			o.effective = flagValues(cmd.Flags())
 			return run(cmd.Context(), o)
 		},
 	}
@@ -126,6 +128,8 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	entry.WithFields(logrus.Fields{"endpoint": o.CRIEndpoint, "runtime": rt.RuntimeVersionString()}).Info("connected to the CRI runtime")
+	promMetrics := metrics.New(o.NodeName)
+	rt.Instrument(promMetrics)
 
 	taints, err := parseTaints(o.RegisterWithTaints)
 	if err != nil {
@@ -158,6 +162,7 @@ func run(ctx context.Context, o *options) error {
 		CgroupRoot: o.CgroupRoot,
 		ResolvConf: o.ResolvConf,
 		Pods:       client.CoreV1(),
+		Metrics:    promMetrics,
 
 		ClusterDNS:            o.ClusterDNS,
 		ClusterDomain:         o.ClusterDomain,
@@ -218,9 +223,18 @@ func run(ctx context.Context, o *options) error {
 	measured.run(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	configz, err := configzSections(o)
+	if err != nil {
+		return fmt.Errorf("configz: %w", err)
+	}
 	apiErr := make(chan error, 1)
 	go func() {
-		apiErr <- runKubeletAPI(ctx, o, client, kubeletAPI{extra: measured.routes(), providerHandler: vkRoutes.handler}, entry)
+		apiErr <- runKubeletAPI(ctx, o, client, kubeletAPI{
+			providerHandler: vkRoutes.handler,
+			metrics:         promMetrics.Handler(),
+			configz:         configz,
+			extra:           measured.routes(),
+		}, entry)
 	}()
 	go func() {
 		if err := n.WaitReady(ctx, 0); err == nil {

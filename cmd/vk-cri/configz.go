@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+)
+
+// flagValues is every setting by flag name, as given or defaulted: the "vkcri" section of
+// /configz, readable back as a --config file.
+func flagValues(fs *pflag.FlagSet) map[string]string {
+	values := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "help" && f.Name != "version" {
+			values[f.Name] = f.Value.String()
+		}
+	})
+	return values
+}
+
+// kubeletConfiguration expresses the settings vk-cri shares with the kubelet as a
+// KubeletConfiguration, the "kubeletconfig" section of /configz that kubelet tooling reads.
+func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
+	enabled := func(b bool) *bool { return &b }
+	maxPods := int32(o.MaxPods)
+	healthzPort := o.HealthzPort
+	resolvConf := o.ResolvConf
+	return kubeletconfig.KubeletConfiguration{
+		TypeMeta:           metav1.TypeMeta{Kind: "KubeletConfiguration", APIVersion: kubeletconfig.SchemeGroupVersion.String()},
+		EnableServer:       enabled(o.servesKubeletAPI()),
+		Address:            o.Address,
+		Port:               o.Port,
+		TLSCertFile:        o.TLSCertFile,
+		TLSPrivateKeyFile:  o.TLSKeyFile,
+		ServerTLSBootstrap: o.RotateServerCertificates,
+		HealthzPort:        &healthzPort,
+		HealthzBindAddress: o.HealthzBindAddress,
+		Authentication: kubeletconfig.KubeletAuthentication{
+			X509:      kubeletconfig.KubeletX509Authentication{ClientCAFile: o.ClientCAFile},
+			Webhook:   kubeletconfig.KubeletWebhookAuthentication{Enabled: enabled(o.AuthenticationTokenWebhook), CacheTTL: metav1.Duration{Duration: o.AuthenticationTokenCacheTTL}},
+			Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: enabled(o.AnonymousAuth)},
+		},
+		Authorization: kubeletconfig.KubeletAuthorization{
+			Mode: kubeletconfig.KubeletAuthorizationMode(o.AuthorizationMode),
+			Webhook: kubeletconfig.KubeletWebhookAuthorization{
+				CacheAuthorizedTTL:   metav1.Duration{Duration: o.AuthorizedCacheTTL},
+				CacheUnauthorizedTTL: metav1.Duration{Duration: o.UnauthorizedCacheTTL},
+			},
+		},
+		ContainerRuntimeEndpoint: o.CRIEndpoint,
+		RuntimeRequestTimeout:    metav1.Duration{Duration: o.RuntimeRequestTimeout},
+		MaxPods:                  maxPods,
+		PodLogsDir:               o.PodLogDir,
+		CgroupRoot:               o.CgroupRoot,
+		CgroupDriver:             "cgroupfs",
+		ResolverConfig:           &resolvConf,
+	}
+}
+
+// configzSections is /configz: the KubeletConfiguration fields vk-cri has (the typed struct's
+// other fields, zero here, are left out rather than shown as if set) and every flag's value.
+func configzSections(o *options) (map[string]any, error) {
+	raw, err := json.Marshal(kubeletConfiguration(o))
+	if err != nil {
+		return nil, err
+	}
+	var kc map[string]any
+	if err := json.Unmarshal(raw, &kc); err != nil {
+		return nil, err
+	}
+	pruneZero(kc)
+	return map[string]any{"kubeletconfig": kc, "vkcri": o.effective}, nil
+}
+
+// pruneZero removes zero durations and numbers ("0s", "0", 0) and the objects left empty.
+func pruneZero(m map[string]any) {
+	for k, v := range m {
+		switch v := v.(type) {
+		case map[string]any:
+			pruneZero(v)
+			if len(v) == 0 {
+				delete(m, k)
+			}
+		case string:
+			if v == "0s" || v == "0" {
+				delete(m, k)
+			}
+		case float64:
+			if v == 0 {
+				delete(m, k)
+			}
+		}
+	}
+}

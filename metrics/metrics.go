@@ -1,0 +1,128 @@
+// Package metrics is vk-cri's own Prometheus metrics, under the kubelet's names where vk-cri
+// measures the same thing (kubelet_running_pods, kubelet_pod_start_duration_seconds,
+// kubelet_runtime_operations_total ...). A Recorder is handed to the parts that measure; nothing
+// is registered globally.
+package metrics
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Buckets as the kubelet defines them, so that dashboards built for it read vk-cri the same way.
+var (
+	podStartBuckets         = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600}
+	runtimeOperationBuckets = prometheus.ExponentialBuckets(.005, 2.5, 14)
+)
+
+// Recorder collects vk-cri's metrics into its own registry.
+type Recorder struct {
+	registry *prometheus.Registry
+
+	podWorker        *prometheus.HistogramVec
+	podStart         prometheus.Histogram
+	runtimeOps       *prometheus.CounterVec
+	runtimeOpsErrors *prometheus.CounterVec
+	runtimeOpsTime   *prometheus.HistogramVec
+	runningPods      prometheus.Gauge
+	runningCont      *prometheus.GaugeVec
+
+	mu          sync.Mutex
+	knownStates map[string]bool
+}
+
+// New makes a recorder for node; its registry also has the Go runtime and process collectors,
+// as the kubelet's /metrics does.
+func New(node string) *Recorder {
+	r := &Recorder{
+		registry: prometheus.NewRegistry(),
+		podWorker: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kubelet_pod_worker_duration_seconds",
+			Help:    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, sync or kill.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"operation_type"}),
+		podStart: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "kubelet_pod_start_duration_seconds",
+			Help:    "Duration in seconds from vk-cri seeing a pod for the first time to the pod starting to run.",
+			Buckets: podStartBuckets,
+		}),
+		runtimeOps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubelet_runtime_operations_total",
+			Help: "Cumulative number of runtime operations by operation type.",
+		}, []string{"operation_type"}),
+		runtimeOpsErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubelet_runtime_operations_errors_total",
+			Help: "Cumulative number of runtime operation errors by operation type.",
+		}, []string{"operation_type"}),
+		runtimeOpsTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kubelet_runtime_operations_duration_seconds",
+			Help:    "Duration in seconds of runtime operations. Broken down by operation type.",
+			Buckets: runtimeOperationBuckets,
+		}, []string{"operation_type"}),
+		runningPods: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kubelet_running_pods",
+			Help: "Number of pods that have a running pod sandbox.",
+		}),
+		runningCont: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kubelet_running_containers",
+			Help: "Number of containers currently running, by container state.",
+		}, []string{"container_state"}),
+		knownStates: map[string]bool{},
+	}
+	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kubelet_node_name",
+		Help: "The node's name. The count is always 1.",
+	}, []string{"node"})
+	nodeName.WithLabelValues(node).Set(1)
+	r.registry.MustRegister(r.podWorker, r.podStart, r.runtimeOps, r.runtimeOpsErrors, r.runtimeOpsTime,
+		r.runningPods, r.runningCont, nodeName,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return r
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (r *Recorder) Handler() http.Handler {
+	return promhttp.HandlerFor(r.registry, promhttp.HandlerOpts{})
+}
+
+// Registry is where other parts may register collectors of their own.
+func (r *Recorder) Registry() prometheus.Registerer { return r.registry }
+
+// RuntimeOperation records one CRI call (operation named as the kubelet names it: run_podsandbox,
+// create_container ...).
+func (r *Recorder) RuntimeOperation(operation string, took time.Duration, err error) {
+	r.runtimeOps.WithLabelValues(operation).Inc()
+	r.runtimeOpsTime.WithLabelValues(operation).Observe(took.Seconds())
+	if err != nil {
+		r.runtimeOpsErrors.WithLabelValues(operation).Inc()
+	}
+}
+
+// PodWorker records one sync of one pod.
+func (r *Recorder) PodWorker(operation string, took time.Duration) {
+	r.podWorker.WithLabelValues(operation).Observe(took.Seconds())
+}
+
+// PodStarted records how long a pod took from being first seen to running.
+func (r *Recorder) PodStarted(took time.Duration) {
+	r.podStart.Observe(took.Seconds())
+}
+
+// RuntimeState sets the running pods and the containers by state (running, exited, created,
+// unknown) from the latest listing of the runtime; a state absent from containers drops to 0.
+func (r *Recorder) RuntimeState(runningPods int, containers map[string]int) {
+	r.runningPods.Set(float64(runningPods))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for state := range containers {
+		r.knownStates[state] = true
+	}
+	for state := range r.knownStates {
+		r.runningCont.WithLabelValues(state).Set(float64(containers[state]))
+	}
+}
