@@ -27,6 +27,11 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 	maxPods := int32(o.MaxPods)
 	healthzPort := o.HealthzPort
 	resolvConf := o.ResolvConf
+	var maxParallelPulls *int32
+	if o.MaxParallelImagePulls > 0 {
+		n := int32(o.MaxParallelImagePulls)
+		maxParallelPulls = &n
+	}
 	return kubeletconfig.KubeletConfiguration{
 		TypeMeta:           metav1.TypeMeta{Kind: "KubeletConfiguration", APIVersion: kubeletconfig.SchemeGroupVersion.String()},
 		EnableServer:       enabled(o.servesKubeletAPI()),
@@ -56,6 +61,11 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 		CgroupRoot:               o.CgroupRoot,
 		CgroupDriver:             "cgroupfs",
 		ResolverConfig:           &resolvConf,
+		ClusterDNS:               o.ClusterDNS,
+		ClusterDomain:            o.ClusterDomain,
+		AllowedUnsafeSysctls:     o.AllowedUnsafeSysctls,
+		SerializeImagePulls:      enabled(o.SerializeImagePulls),
+		MaxParallelImagePulls:    maxParallelPulls,
 	}
 }
 

@@ -37,7 +37,8 @@ func TestConfigzSections(t *testing.T) {
 		"runtimeRequestTimeout":    "2m0s",
 		"maxPods":                  float64(110),
 		"podLogsDir":               "/var/log/pods",
-		"cgroupRoot":               "/",
+		"cgroupRoot":               "/vk-cri",
+		"serializeImagePulls":      true,
 		"cgroupDriver":             "cgroupfs",
 		"resolvConf":               "/etc/resolv.conf",
 	}
