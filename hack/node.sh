@@ -104,6 +104,12 @@ case "$cmd" in
         "$CRICTL" --runtime-endpoint "$CRI_ENDPOINT" rmp "$sb" >/dev/null 2>&1 || true
       done
     fi
+    # Pod volumes left behind (tmpfs, subPath binds of host paths): unmounted before the pod
+    # directories go, so that removing them never reaches through a mount.
+    if [[ -d "$STACK_DIR/nodes/$name/pods" ]]; then
+      unmount_under "$STACK_DIR/nodes/$name/pods"
+      rm -rf "$STACK_DIR/nodes/$name/pods"
+    fi
     # Its serving certificate goes with it: a node of the same name starts with a new request.
     rm -rf "$STACK_DIR/nodes/$name/pki"
     log "node $name removed"
