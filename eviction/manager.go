@@ -88,7 +88,8 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 func (m *Manager) synchronize(ctx context.Context) {
-	if len(m.opts.Thresholds) == 0 {
+	active := activePods(m.pods())
+	if len(m.opts.Thresholds) == 0 && !hasEmptyDirLimit(active) {
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, m.opts.MonitoringInterval*3)
@@ -98,9 +99,22 @@ func (m *Manager) synchronize(ctx context.Context) {
 		m.log.WithError(err).Warn("eviction manager: cannot measure the node")
 		return
 	}
+	// As the kubelet, pods over their emptyDir sizeLimit go first, without a DisruptionTarget
+	// condition; the thresholds are looked at in the next round.
+	if over := emptyDirOverLimit(active, summary); len(over) > 0 {
+		for _, c := range over {
+			if m.evictor.EvictPod(c.pod, c.message, v1.PodCondition{}, hardEvictionGrace) {
+				m.log.WithFields(logrus.Fields{"pod": c.pod.Namespace + "/" + c.pod.Name, "message": c.message}).Info("eviction manager: pod evicted")
+			}
+		}
+		return
+	}
+	if len(m.opts.Thresholds) == 0 {
+		return
+	}
 	now := time.Now()
 	m.mu.Lock()
-	d := decide(now, m.opts, summary, activePods(m.pods()), m.lastObserved)
+	d := decide(now, m.opts, summary, active, m.lastObserved)
 	m.lastObserved, m.pressure = d.lastObserved, d.pressure
 	m.mu.Unlock()
 	if d.threshold == nil {

@@ -21,7 +21,7 @@ type eviction struct {
 
 // EvictPod asks the pod's worker to kill the pod for the eviction manager: its containers are
 // stopped within grace seconds, it never restarts, and it stays in the API as Failed with reason
-// Evicted, the message and a DisruptionTarget condition. It reports false when the pod is not
+// Evicted, the message and the condition (none when it has no type). It reports false when the pod is not
 // running here (gone, being deleted or already finished).
 func (p *Provider) EvictPod(pod *v1.Pod, message string, condition v1.PodCondition, grace int64) bool {
 	rec, ok := p.pods.get(pod.UID)
@@ -34,7 +34,7 @@ func (p *Provider) EvictPod(pod *v1.Pod, message string, condition v1.PodConditi
 		return false
 	}
 	condition.ObservedGeneration = rec.pod.Generation
-	if condition.LastTransitionTime.IsZero() {
+	if condition.Type != "" && condition.LastTransitionTime.IsZero() {
 		condition.LastTransitionTime = metav1.Now()
 	}
 	rec.evicted = &eviction{message: message, grace: grace, condition: condition}
@@ -70,6 +70,9 @@ func applyEviction(st *v1.PodStatus, ev *eviction) {
 	st.Phase = v1.PodFailed
 	st.Reason = reasonEvicted
 	st.Message = ev.message
+	if ev.condition.Type == "" {
+		return // an eviction for the pod's own usage (an emptyDir over its sizeLimit) sets none
+	}
 	for i := range st.Conditions {
 		if st.Conditions[i].Type == v1.DisruptionTarget {
 			st.Conditions[i] = ev.condition

@@ -567,3 +567,26 @@ func TestVolumeCleanupAfterRestart(t *testing.T) {
 		t.Errorf("live pod's mounts changed: %v -> %v", keepMounts, m)
 	}
 }
+
+func TestVolumeEmptyDirSizeLimitEvicts(t *testing.T) {
+	ns := newNamespace(t)
+	limit := resource.MustParse("1Mi")
+	pod := basePod("big", busyboxWith("c", "dd if=/dev/zero of=/scratch/fill bs=1024 count=4096 2>/dev/null; echo filled; sleep 3600",
+		v1.VolumeMount{Name: "scratch", MountPath: "/scratch"}))
+	pod.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: &limit}}}}
+	createPod(t, ns, pod)
+	waitLog(t, ns, "big", "c", "filled", time.Minute)
+	filled := time.Now()
+	// Volumes are measured once a minute, the eviction manager looks every 10 s (as the kubelet).
+	p := waitPod(t, ns, "big", 2*time.Minute, "Failed", isPhase(v1.PodFailed))
+	t.Logf("evicted %v after the emptyDir went over its limit", time.Since(filled).Round(time.Second))
+	if want := `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". `; p.Status.Reason != "Evicted" || p.Status.Message != want {
+		t.Errorf("status reason %q message %q, want Evicted %q", p.Status.Reason, p.Status.Message, want)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			t.Errorf("an emptyDir eviction carries no DisruptionTarget condition (kubelet), got %+v", c)
+		}
+	}
+	waitEvent(t, ns, "big", "Evicted", `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi".`, 30*time.Second)
+}
