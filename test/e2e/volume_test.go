@@ -457,7 +457,9 @@ func TestVolumePersistentVolumeClaimHostPath(t *testing.T) {
 	if _, err := s.kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = s.kube.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = s.kube.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
+	})
 	waitPod(t, ns, "pvc", 2*time.Minute, "Succeeded", isPhase(v1.PodSucceeded))
 	if log := podLog(t, ns, "pvc", "c"); log != "on the volume\nread-only\n" {
 		t.Errorf("log %q, want the volume's file and a read-only mount", log)
