@@ -4,12 +4,16 @@
 #   make conformance NODE=<node>               run it; results in _output/conformance/<node>/
 #   make conformance-compare VK=<node> REF=<node>  both tallies, and what passes on REF but fails on VK
 #   make conformance-build                     only build e2e.test, ginkgo, agnhost (cached) and helpers
+#   make conformance-vk                        a fresh vk-cri node vk-conf on a control plane of its own
+#                                              (hack/conformance-plane.sh: nothing of the main stack is
+#                                              cordoned, make test can run meanwhile); results in
+#                                              _output/conformance/vk-conf/; plane removed afterwards
 #
 # CONFORMANCE_FOCUS, CONFORMANCE_SKIP (ginkgo regexps), CONFORMANCE_TIMEOUT (default 90m) and
 # CONFORMANCE_NODES (ginkgo processes, default 4) may be set on the command line or in the
 # environment, e.g. make conformance NODE=ref CONFORMANCE_FOCUS='Pods should get a host IP'.
 
-.PHONY: conformance conformance-compare conformance-build
+.PHONY: conformance conformance-compare conformance-build conformance-vk
 
 export CONFORMANCE_FOCUS CONFORMANCE_SKIP CONFORMANCE_TIMEOUT CONFORMANCE_NODES
 
@@ -23,3 +27,11 @@ conformance-compare:
 
 conformance-build:
 	hack/conformance.sh build
+
+conformance-vk: build
+	hack/conformance-plane.sh up
+	hack/conformance-plane.sh run hack/node.sh remove vk-conf
+	hack/conformance-plane.sh run hack/node.sh start vk-conf 10290
+	hack/conformance-plane.sh run hack/node.sh wait-ready vk-conf
+	rc=0; hack/conformance-plane.sh run hack/conformance.sh run vk-conf || rc=$$?; \
+	  hack/conformance-plane.sh down; exit $$rc

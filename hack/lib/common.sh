@@ -6,6 +6,9 @@ HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REPO_DIR=$(cd "$HACK_DIR/.." && pwd)
 CACHE_DIR=${VKCRI_CACHE_DIR:-/var/cache/vk-cri}
 STACK_DIR=${VKCRI_STACK_DIR:-/var/run/vk-cri-stack}
+# Where the containerd instances live: a second control plane (hack/conformance-plane.sh) has a
+# STACK_DIR of its own but uses the main stack's runtime.
+RUNTIME_STACK_DIR=${VKCRI_RUNTIME_STACK_DIR:-$STACK_DIR}
 
 K8S_VERSION=v1.37.2
 K8S_STAGING_VERSION=v0.37.2
@@ -83,7 +86,7 @@ containerd_instance() {
     ref) CTRD_BRIDGE=$REF_CNI_BRIDGE CTRD_SUBNET=$REF_CNI_SUBNET CTRD_GATEWAY=$REF_CNI_GATEWAY ;;
     *) die "unknown containerd instance '$CTRD_INSTANCE' (known: ${CONTAINERD_INSTANCES[*]})" ;;
   esac
-  CTRD_DIR="$STACK_DIR/containerd-$CTRD_INSTANCE"
+  CTRD_DIR="$RUNTIME_STACK_DIR/containerd-$CTRD_INSTANCE"
   CTRD_SOCK="$CTRD_DIR/containerd.sock"
   CTRD_ENDPOINT="unix://$CTRD_SOCK"
   CTRD_PIDNAME="containerd-$CTRD_INSTANCE"
