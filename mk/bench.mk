@@ -9,3 +9,8 @@ bench:
 .PHONY: bench-stats
 bench-stats: build
 	hack/bench-stats.sh
+
+# make bench-kubelet-api: exec latency and port-forward throughput, vk-cri vs kubelet vs CRI direct.
+.PHONY: bench-kubelet-api
+bench-kubelet-api:
+	BENCH_KAPI_ARGS="$(BENCH_KAPI_ARGS)" hack/bench-kubeletapi.sh
