@@ -3,6 +3,7 @@ package provider
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -38,5 +39,15 @@ func TestWorkerOperationAndStart(t *testing.T) {
 	if !startedRunning(pending, running) || startedRunning(nil, running) || startedRunning(&running, running) ||
 		startedRunning(pending, v1.PodStatus{Phase: v1.PodSucceeded}) {
 		t.Error("startedRunning")
+	}
+}
+
+func TestRelistHealth(t *testing.T) {
+	now := time.Now()
+	if err := relistHealth(now.Add(-time.Minute), now, 3*time.Minute); err != nil {
+		t.Errorf("fresh relist: %v", err)
+	}
+	if err := relistHealth(now.Add(-4*time.Minute), now, 3*time.Minute); err == nil {
+		t.Error("stale relist reported healthy")
 	}
 }

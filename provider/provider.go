@@ -72,7 +72,9 @@ type Provider struct {
 	dns       dnsSource
 
 	// capacity is the node's memory and allocatable, set once the host has been read.
-	capacity    atomic.Pointer[nodeCapacity]
+	capacity atomic.Pointer[nodeCapacity]
+	// lastRelist is when the runtime was last listed successfully (unix nanoseconds).
+	lastRelist  atomic.Int64
 	maskedPaths []string
 	sysctls     sysctlPolicy
 	pullSlots   chan struct{} // nil: pulls are not limited
@@ -145,6 +147,7 @@ func (p *Provider) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing this node's pods in the runtime: %w", err)
 	}
+	p.lastRelist.Store(time.Now().UnixNano())
 	p.cleanupOrphanedVolumes(ids)
 	for uid := range pods {
 		rec, _ := p.pods.add(newPodRecord(ids[uid], nil))

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +31,7 @@ func (p *Provider) relistLoop(ctx context.Context, initial map[string]*podRuntim
 			p.log.WithError(err).Debug("relist failed")
 			continue
 		}
+		p.lastRelist.Store(time.Now().UnixNano())
 		p.cfg.Metrics.RuntimeState(runtimeCounts(pods))
 		now := map[string]string{}
 		for uid, rt := range pods {
@@ -53,4 +55,21 @@ func (p *Provider) wakePod(uid types.UID) {
 	if rec, ok := p.pods.get(uid); ok {
 		rec.poke()
 	}
+}
+
+// relistThreshold is how long the runtime may go unlisted before the node is unhealthy (the
+// kubelet's PLEG threshold).
+const relistThreshold = 3 * time.Minute
+
+// SyncLoopHealthy is the healthz "syncloop" check: the relister is what notices container
+// changes, so the node is unhealthy when the runtime has not been listed for relistThreshold.
+func (p *Provider) SyncLoopHealthy() error {
+	return relistHealth(time.Unix(0, p.lastRelist.Load()), time.Now(), relistThreshold)
+}
+
+func relistHealth(last, now time.Time, threshold time.Duration) error {
+	if since := now.Sub(last); since > threshold {
+		return fmt.Errorf("the runtime was last listed %v ago; threshold is %v", since.Round(time.Second), threshold)
+	}
+	return nil
 }

@@ -102,19 +102,28 @@ func providerRoutes(h http.Handler) server.Registrar {
 // kubeletAPI is everything the kubelet API serves.
 type kubeletAPI struct {
 	providerHandler http.Handler
-	health          []server.HealthChecker
-	metrics         http.Handler
-	configz         map[string]any
+	// syncLoop answers the healthz "syncloop" check (nil: no such check).
+	syncLoop func() error
+	metrics  http.Handler
+	configz  map[string]any
 	// extra are the route groups of other parts (streaming, stats ...). They are registered
 	// last, so a pattern they share with providerRoutes is theirs.
 	extra []server.Registrar
+}
+
+// healthChecks are /healthz's checks beyond ping and log, on both ports.
+func (k kubeletAPI) healthChecks() []server.HealthChecker {
+	if k.syncLoop == nil {
+		return nil
+	}
+	return []server.HealthChecker{server.NamedCheck("syncloop", func(*http.Request) error { return k.syncLoop() })}
 }
 
 // routes lists the route groups in registration order: a pattern registered again later wins.
 func (k kubeletAPI) routes() []server.Registrar {
 	return append([]server.Registrar{
 		providerRoutes(k.providerHandler),
-		server.HealthzRoutes(k.health...),
+		server.HealthzRoutes(k.healthChecks()...),
 		server.MetricsRoute(k.metrics),
 		server.ConfigzRoute(k.configz),
 	}, k.extra...)
@@ -128,7 +137,7 @@ func runKubeletAPI(ctx context.Context, o *options, client kubernetes.Interface,
 	if o.HealthzPort > 0 {
 		running++
 		addr := net.JoinHostPort(o.HealthzBindAddress, strconv.Itoa(int(o.HealthzPort)))
-		go func() { errc <- server.ServeHealthz(ctx, addr, log, api.health...) }()
+		go func() { errc <- server.ServeHealthz(ctx, addr, log, api.healthChecks()...) }()
 	}
 	if o.servesKubeletAPI() {
 		cert, stop, err := servingCertificate(ctx, o, client, log)

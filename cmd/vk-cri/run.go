@@ -231,6 +231,7 @@ func run(ctx context.Context, o *options) error {
 	go func() {
 		apiErr <- runKubeletAPI(ctx, o, client, kubeletAPI{
 			providerHandler: vkRoutes.handler,
+			syncLoop:        p.SyncLoopHealthy,
 			metrics:         promMetrics.Handler(),
 			configz:         configz,
 			extra:           measured.routes(),

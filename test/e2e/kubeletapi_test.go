@@ -264,7 +264,7 @@ func TestKubeletAPIAuthenticationAndAuthorization(t *testing.T) {
 
 func TestKubeletAPIHealthzOnBothPorts(t *testing.T) {
 	code, body := kubeletDo(t, kubeletClient(t, "apiserver-kubelet-client"), "GET", "/healthz?verbose", "")
-	if code != 200 || !strings.Contains(body, "[+]ping ok") || !strings.Contains(body, "healthz check passed") {
+	if code != 200 || !strings.Contains(body, "[+]ping ok") || !strings.Contains(body, "[+]syncloop ok") || !strings.Contains(body, "healthz check passed") {
 		t.Errorf("secure /healthz?verbose: %d %q", code, body)
 	}
 	var port int
