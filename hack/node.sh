@@ -33,6 +33,15 @@ node_ready() {
         -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" == True ]]
 }
 
+# kubelet_api_serving: the node's kubelet API completes a TLS handshake verified against the
+# cluster CA (its certificate is issued some time after the node is Ready) and answers 401 to
+# a caller without credentials.
+kubelet_api_serving() {
+  local port
+  port=$("$KUBECTL" --kubeconfig "$KUBECONFIG" get node "$name" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null)
+  [[ -n "$port" ]] && [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$CLIENT_CA" "https://$NODE_IP:$port/healthz")" == 401 ]]
+}
+
 stop_approver() {
   if [[ -f "$approver_pidfile" ]]; then
     kill -- "-$(cat "$approver_pidfile")" 2>/dev/null || true
@@ -87,6 +96,7 @@ case "$cmd" in
   status) running ;;
   wait-ready)
     wait_for "node $name to be Ready" "${TIMEOUT:-60}" node_ready || { tail -20 "$logfile" >&2; exit 1; }
+    wait_for "node $name's kubelet API to serve a verifiable certificate" "${TIMEOUT:-60}" kubelet_api_serving || { tail -20 "$logfile" >&2; exit 1; }
     log "node $name is Ready"
     ;;
   remove)

@@ -72,6 +72,7 @@ func sample(families map[string]*dto.MetricFamily, family string, want map[strin
 }
 
 func TestKubeletAPIMetricsMove(t *testing.T) {
+	waitKubeletAPIServing(t)
 	before := scrapeMetrics(t)
 	ns := newNamespace(t)
 	createPod(t, ns, basePod("counted", v1.Container{Name: "main", Image: image("busybox:latest"), Command: []string{"sleep", "3600"}}))
@@ -122,6 +123,7 @@ func TestKubeletAPIMetricsMove(t *testing.T) {
 }
 
 func TestKubeletAPIConfigzPodsRunningPods(t *testing.T) {
+	waitKubeletAPIServing(t)
 	ns := newNamespace(t)
 	createPod(t, ns, basePod("listed", v1.Container{Name: "main", Image: image("busybox:latest"), Command: []string{"sleep", "3600"}}))
 	pod := waitPod(t, ns, "listed", 2*time.Minute, "Running", isRunningReady)

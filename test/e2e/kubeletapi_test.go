@@ -79,23 +79,31 @@ func kubeletDo(t *testing.T, c *http.Client, method, path, token string) (int, s
 	return resp.StatusCode, string(b)
 }
 
-func TestKubeletAPIServingCertificateFromApprovedCSR(t *testing.T) {
-	ctx := ctxFor(t, time.Minute)
-	// The kubelet API presents a certificate that verifies against the cluster CA for the node's
-	// IP, once its request is approved and signed.
+// waitKubeletAPIServing waits until the node's kubelet API presents a certificate that verifies
+// against the cluster CA for the node's IP (the node is Ready before its CSR is approved and
+// signed), and returns it.
+func waitKubeletAPIServing(t *testing.T) *x509.Certificate {
+	t.Helper()
 	var leaf *x509.Certificate
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 45*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 45*time.Second, true, func(context.Context) (bool, error) {
 		conn, err := tls.Dial("tcp", net.JoinHostPort(s.env["NODE_IP"], nodePort), &tls.Config{RootCAs: clusterCAPool(t), ServerName: s.env["NODE_IP"]})
 		if err != nil {
-			t.Logf("TLS handshake verifying the node's certificate: %v", err)
 			return false, nil
 		}
 		leaf = conn.ConnectionState().PeerCertificates[0]
 		return true, conn.Close()
 	})
 	if err != nil {
-		t.Fatalf("no verifiable serving certificate: %v", err)
+		t.Fatalf("the kubelet API presents no certificate verifiable for %s within 45s", s.env["NODE_IP"])
 	}
+	return leaf
+}
+
+func TestKubeletAPIServingCertificateFromApprovedCSR(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	// The kubelet API presents a certificate that verifies against the cluster CA for the node's
+	// IP, once its request is approved and signed.
+	leaf := waitKubeletAPIServing(t)
 	if leaf.Subject.CommonName != "system:node:"+nodeName || strings.Join(leaf.Subject.Organization, ",") != "system:nodes" {
 		t.Errorf("serving certificate subject %q", leaf.Subject)
 	}
@@ -207,6 +215,7 @@ func subjectWithRights(t *testing.T, ns, name string, subresources ...string) st
 }
 
 func TestKubeletAPIAuthenticationAndAuthorization(t *testing.T) {
+	waitKubeletAPIServing(t)
 	ns := newNamespace(t)
 	createPod(t, ns, basePod("talker", v1.Container{
 		Name:    "talker",
@@ -263,6 +272,7 @@ func TestKubeletAPIAuthenticationAndAuthorization(t *testing.T) {
 }
 
 func TestKubeletAPIHealthzOnBothPorts(t *testing.T) {
+	waitKubeletAPIServing(t)
 	code, body := kubeletDo(t, kubeletClient(t, "apiserver-kubelet-client"), "GET", "/healthz?verbose", "")
 	if code != 200 || !strings.Contains(body, "[+]ping ok") || !strings.Contains(body, "[+]syncloop ok") || !strings.Contains(body, "healthz check passed") {
 		t.Errorf("secure /healthz?verbose: %d %q", code, body)
