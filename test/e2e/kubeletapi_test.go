@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -161,6 +162,11 @@ func TestKubeletAPIServingCertificateFromApprovedCSR(t *testing.T) {
 	})
 	if err != nil || logs != "first line\nsecond line\n" {
 		t.Fatalf("logs through the API server: %q", logs)
+	}
+	// The real kubectl v1.37, with no insecure option anywhere.
+	out, err := exec.Command(s.env["KUBECTL"], "--kubeconfig", s.env["KUBECONFIG"], "logs", "-n", ns, "talker", "--tail=1").CombinedOutput()
+	if err != nil || string(out) != "second line\n" {
+		t.Errorf("kubectl logs --tail=1: %q %v", out, err)
 	}
 }
 
