@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/logrotate"
 )
 
 // pullTimeout bounds one image pull; the runtime request timeout is too short for large images.
@@ -166,6 +168,12 @@ func (p *Provider) removeOldInstances(ctx context.Context, pod *v1.Pod, rt *podR
 		}
 		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, old.ID)); err != nil {
 			p.podLog(pod).WithError(err).WithField("container", name).Warn("removing old container instance")
+			continue
+		}
+		// Its log goes with it, rotated files included, as the kubelet's container GC does.
+		logPath := filepath.Join(podLogDir(p.cfg.PodLogRoot, pod), containerLogPath(name, old.RestartCount))
+		if err := logrotate.RemoveLogs(logPath); err != nil {
+			p.podLog(pod).WithError(err).WithField("container", name).Warn("removing the log of an old container instance")
 		}
 	}
 }

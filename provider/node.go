@@ -29,6 +29,9 @@ type NodeOptions struct {
 	// OwnerReferences are set on the Node object when it is created, so that the garbage
 	// collector deletes the node together with its owner.
 	OwnerReferences []metav1.OwnerReference
+	// DeclaredFeatures are the feature names the node declares to the control plane (e.g. that
+	// it serves WebSocket streams itself).
+	DeclaredFeatures []string
 	// StatusPeriod is how often the runtime's health is checked.
 	StatusPeriod time.Duration
 	// HeartbeatPeriod is how often the Ready condition is re-sent unchanged.
@@ -117,6 +120,7 @@ func (np *NodeProvider) describe(node *v1.Node) {
 		OperatingSystem:         runtime.GOOS,
 		Architecture:            runtime.GOARCH,
 	}
+	node.Status.DeclaredFeatures = append([]string(nil), np.opts.DeclaredFeatures...)
 	node.Status.Phase = ""
 	node.Status.Conditions = nodeConditions(nil, nil, time.Now())
 }

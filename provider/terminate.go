@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"sync"
 	"time"
 
@@ -114,6 +115,10 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	if err := p.tearDownVolumes(rec.uid); err != nil {
 		log.WithError(err).Warn("terminating pod")
 		return runtimeRetry, false
+	}
+	// The pod's logs go with it, as the kubelet removes the log directory of a deleted pod.
+	if err := os.RemoveAll(podLogDir(p.cfg.PodLogRoot, pod)); err != nil {
+		log.WithError(err).Warn("removing the pod's log directory")
 	}
 	log.Info("pod terminated and removed from the runtime")
 	if deletedInAPI {

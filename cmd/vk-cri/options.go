@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vk-cri/vk-cri/logrotate"
 	"github.com/vk-cri/vk-cri/provider"
+	"github.com/vk-cri/vk-cri/streaming"
 )
 
 // options are vk-cri's settings, from flags and an optional YAML config file whose keys are the
@@ -65,6 +68,11 @@ type options struct {
 	HousekeepingInterval   time.Duration
 	EvictionHard           string
 	EvictionPressurePeriod time.Duration
+	// Container logs and streaming, with the kubelet's names and defaults.
+	ContainerLogMaxSize            string
+	ContainerLogMaxFiles           int
+	ContainerLogMonitorInterval    time.Duration
+	StreamingConnectionIdleTimeout time.Duration
 
 	// effective is every flag's value once flags and config file are applied (/configz).
 	effective map[string]string
@@ -97,6 +105,11 @@ func defaultOptions() *options {
 		EnableStats:                 true,
 		HousekeepingInterval:        10 * time.Second,
 		EvictionPressurePeriod:      5 * time.Minute,
+
+		ContainerLogMaxSize:            "10Mi",
+		ContainerLogMaxFiles:           logrotate.DefaultPolicy.MaxFiles,
+		ContainerLogMonitorInterval:    logrotate.DefaultInterval,
+		StreamingConnectionIdleTimeout: streaming.DefaultIdleTimeout,
 	}
 }
 
@@ -144,6 +157,10 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HousekeepingInterval, "housekeeping-interval", o.HousekeepingInterval, "how often cAdvisor samples the node's root cgroup")
 	fs.StringVar(&o.EvictionHard, "eviction-hard", o.EvictionHard, "hard eviction thresholds in the kubelet's syntax, e.g. 'memory.available<100Mi,nodefs.available<10%' (default: the kubelet's memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%)")
 	fs.DurationVar(&o.EvictionPressurePeriod, "eviction-pressure-transition-period", o.EvictionPressurePeriod, "how long a pressure condition stays True after its signal recovered")
+	fs.StringVar(&o.ContainerLogMaxSize, "container-log-max-size", o.ContainerLogMaxSize, "size (a quantity: 10Mi, 64Ki) a container's log file reaches before it is rotated; negative: never rotate")
+	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", o.ContainerLogMaxFiles, "most log files a container keeps, the current one included (at least 2); older rotated files are gzipped, the oldest removed")
+	fs.DurationVar(&o.ContainerLogMonitorInterval, "container-log-monitor-interval", o.ContainerLogMonitorInterval, "how often container log sizes are checked for rotation (at least 3s)")
+	fs.DurationVar(&o.StreamingConnectionIdleTimeout, "streaming-connection-idle-timeout", o.StreamingConnectionIdleTimeout, "exec, attach and port-forward connections that carry nothing for this long are closed (0: never); the runtime's own streaming idle timeout must not be shorter")
 }
 
 // applyConfigFile sets every flag named in the config file that was not given on the command line.
@@ -251,10 +268,36 @@ func (o *options) validate() error {
 	if o.Workers <= 0 {
 		return fmt.Errorf("--workers must be positive")
 	}
+	if _, err := o.logPolicy(); err != nil {
+		return err
+	}
+	if o.ContainerLogMonitorInterval < 3*time.Second {
+		return fmt.Errorf("--container-log-monitor-interval must be at least 3s, not %v", o.ContainerLogMonitorInterval)
+	}
+	if o.StreamingConnectionIdleTimeout < 0 {
+		return fmt.Errorf("--streaming-connection-idle-timeout must not be negative")
+	}
 	switch o.LogFormat {
 	case "text", "json":
 	default:
 		return fmt.Errorf("--log-format must be text or json, not %q", o.LogFormat)
 	}
 	return nil
+}
+
+// logPolicy is the container log rotation policy the flags describe.
+func (o *options) logPolicy() (logrotate.Policy, error) {
+	q, err := resource.ParseQuantity(o.ContainerLogMaxSize)
+	if err != nil {
+		return logrotate.Policy{}, fmt.Errorf("--container-log-max-size %q: %w", o.ContainerLogMaxSize, err)
+	}
+	size, ok := q.AsInt64()
+	if !ok {
+		return logrotate.Policy{}, fmt.Errorf("--container-log-max-size %q is not a whole number of bytes", o.ContainerLogMaxSize)
+	}
+	p := logrotate.Policy{MaxSize: size, MaxFiles: o.ContainerLogMaxFiles}
+	if err := p.Validate(); err != nil {
+		return logrotate.Policy{}, fmt.Errorf("--container-log-max-files: %w", err)
+	}
+	return p, nil
 }

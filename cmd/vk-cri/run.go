@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
@@ -22,9 +21,12 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/logrotate"
 	"github.com/vk-cri/vk-cri/metrics"
 	"github.com/vk-cri/vk-cri/provider"
 	"github.com/vk-cri/vk-cri/provider/volumes"
+	"github.com/vk-cri/vk-cri/server"
+	"github.com/vk-cri/vk-cri/streaming"
 )
 
 func newRootCommand() *cobra.Command {
@@ -178,6 +180,20 @@ func run(ctx context.Context, o *options) error {
 	}
 	p = provider.New(pcfg, rt, recorder, entry)
 
+	policy, err := o.logPolicy()
+	if err != nil {
+		return err
+	}
+	rotation, err := logrotate.New(rt.Runtime,
+		logrotate.WithPolicy(policy),
+		logrotate.WithInterval(o.ContainerLogMonitorInterval),
+		logrotate.WithSelector(map[string]string{cri.OwnerLabel: o.NodeName}),
+		logrotate.WithRequestTimeout(o.RuntimeRequestTimeout),
+		logrotate.WithLogger(entry.WithField("component", "log-rotation")))
+	if err != nil {
+		return err
+	}
+
 	// virtual-kubelet serves nothing itself (no TLS config): its pod routes are captured and
 	// served by vk-cri's kubelet API server, behind the kubelet's authentication.
 	vkRoutes := &handlerCapture{}
@@ -193,6 +209,8 @@ func run(ctx context.Context, o *options) error {
 				OwnerReferences: owners,
 				Machine:         measured.machineInfo(),
 				Pressure:        measured.pressure(),
+				// The kubelet API's WebSocket streams are served here (package streaming).
+				DeclaredFeatures: streaming.DeclaredFeatures(),
 			})
 			if err != nil {
 				return nil, nil, err
@@ -205,8 +223,6 @@ func run(ctx context.Context, o *options) error {
 			c.SkipDownwardAPIResolution = true
 			c.EventRecorder = quietRecorder{}
 			c.NumWorkers = o.Workers
-			c.StreamIdleTimeout = 4 * time.Hour
-			c.StreamCreationTimeout = 30 * time.Second
 			return nil
 		},
 		nodeutil.WithPodControllerConfigOverrides(func(c *node.PodControllerConfig) error {
@@ -221,6 +237,7 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	measured.run(ctx)
+	go rotation.Run(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	configz, err := configzSections(o)
@@ -234,7 +251,12 @@ func run(ctx context.Context, o *options) error {
 			syncLoop:        p.SyncLoopHealthy,
 			metrics:         promMetrics.Handler(),
 			configz:         configz,
-			extra:           measured.routes(),
+			// The kubelet's data paths replace virtual-kubelet's handlers of the same routes.
+			extra: append(measured.routes(), func(m server.Mux) {
+				streaming.Register(m, p,
+					streaming.WithIdleTimeout(o.StreamingConnectionIdleTimeout),
+					streaming.WithLogger(entry.WithField("component", "kubelet-api")))
+			}),
 		}, entry)
 	}()
 	go func() {
