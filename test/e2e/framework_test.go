@@ -99,7 +99,9 @@ func runMain(m *testing.M) int {
 // node runs hack/node.sh for the e2e node.
 func node(cmd string) error {
 	c := exec.Command(filepath.Join(s.repo, "hack/node.sh"), cmd, nodeName, nodePort)
-	c.Env = append(os.Environ(), "TIMEOUT=90")
+	// A small log rotation size and a short monitor interval let the logs tests see rotations.
+	extra := strings.TrimSpace(os.Getenv("VKCRI_EXTRA_ARGS") + " --container-log-max-size=64Ki --container-log-max-files=3 --container-log-monitor-interval=3s")
+	c.Env = append(os.Environ(), "TIMEOUT=90", "VKCRI_EXTRA_ARGS="+extra)
 	out, err := c.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("hack/node.sh %s: %w\n%s", cmd, err, out)
