@@ -134,6 +134,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   netns_mounts_under_state_dir = true
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
+  # exec/attach/port-forward streams idle this long are closed; vk-cri's
+  # --streaming-connection-idle-timeout (4h) must not be cut short by the runtime.
+  stream_idle_timeout = "${STREAM_IDLE_TIMEOUT:-4h0m0s}"
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

@@ -48,7 +48,7 @@ var invalidImages = map[string]bool{
 
 // Issues that will implement what vk-cri does not do yet (README Features table).
 const (
-	issueExec     = 3 // exec, attach, port-forward
+	issueExec     = 3 // the kubelet API (its authentication and authorization)
 	issueLifecyle = 4 // hooks, activeDeadlineSeconds, termination messages, sidecars, init details
 	issueEnv      = 5 // env valueFrom/envFrom/service links/$(VAR), resources, security context, DNS
 	issueVolumes  = 6 // volume types vk-cri does not mount, volumeDevices
@@ -271,9 +271,6 @@ func unsupported(sc *scenario) map[string]int {
 	found := map[string]int{}
 	add := func(what string, issue int) { found[what] = issue }
 	for _, s := range sc.Steps {
-		if s.Exec != nil {
-			add("exec", issueExec)
-		}
 		if s.Update != nil && bytes.Contains(s.Update.Patch, []byte("activeDeadlineSeconds")) {
 			add("activeDeadlineSeconds", issueLifecyle)
 		}
@@ -757,7 +754,6 @@ func TestUnsupported(t *testing.T) {
 		t.Errorf("plain pod: unsupported = %v, want none", got)
 	}
 	cases := map[string]func(p *v1.Pod, sc *scenario){
-		"exec": func(p *v1.Pod, sc *scenario) { sc.Steps = []step{{Exec: &execStep{}}} },
 		"volume types vk-cri does not mount": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{NFS: &v1.NFSVolumeSource{}}}}
 		},
