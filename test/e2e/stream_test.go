@@ -98,7 +98,7 @@ func TestStreamNodeDeclaresWebSocketStreams(t *testing.T) {
 func TestLogsOptions(t *testing.T) {
 	ns := newNamespace(t)
 	runningPod(t, ns, basePod("logs",
-		shellContainer("c", `for i in 1 2 3 4 5; do echo "line $i"; done; echo "to stderr" >&2; sleep 3600`),
+		shellContainer("c", `for i in 1 2 3 4 5; do echo "line $i"; done; sleep 1; echo "to stderr" >&2; sleep 3600`),
 		shellContainer("other", `echo other container; sleep 3600`)))
 	all := "line 1\nline 2\nline 3\nline 4\nline 5\nto stderr\n"
 	// The container may not have written everything the moment it runs.
@@ -212,8 +212,8 @@ func TestLogsFollow(t *testing.T) {
 
 func TestLogsPreviousAfterRestart(t *testing.T) {
 	ns := newNamespace(t)
-	// Each instance names itself with a random ID and exits 1 on SIGTERM.
-	pod := basePod("restarts", shellContainer("c", `echo "instance $(cat /proc/sys/kernel/random/uuid)"; trap 'exit 1' TERM; sleep 3600 & wait`))
+	// Each instance names itself with a random ID and exits 1 once told to by a file.
+	pod := basePod("restarts", shellContainer("c", `echo "instance $(cat /proc/sys/kernel/random/uuid)"; while [ ! -f /tmp/stop ]; do sleep 0.1; done; exit 1`))
 	runningPod(t, ns, pod)
 	waitLogs0 := func() string {
 		var got string
@@ -224,7 +224,7 @@ func TestLogsPreviousAfterRestart(t *testing.T) {
 		return got
 	}
 	first := waitLogs0()
-	mustKubectl(t, nil, "", "exec", "-n", ns, "restarts", "--", "kill", "1")
+	mustKubectl(t, nil, "", "exec", "-n", ns, "restarts", "--", "touch", "/tmp/stop")
 	waitPod(t, ns, "restarts", 2*time.Minute, "a restart", func(p *v1.Pod) bool {
 		return p.Status.ContainerStatuses[0].RestartCount == 1 && p.Status.ContainerStatuses[0].State.Running != nil
 	})
