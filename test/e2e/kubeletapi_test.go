@@ -303,3 +303,42 @@ func TestKubeletAPIHealthzOnBothPorts(t *testing.T) {
 		t.Errorf("healthz port reachable on the node IP")
 	}
 }
+
+func TestKubeletAPIServingCertificateKeptAcrossRestart(t *testing.T) {
+	before := waitKubeletAPIServing(t)
+	ctx := ctxFor(t, 2*time.Minute)
+	csrs := func() int {
+		list, err := s.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, csr := range list.Items {
+			if block, _ := pem.Decode(csr.Spec.Request); block != nil {
+				if req, err := x509.ParseCertificateRequest(block.Bytes); err == nil && req.Subject.CommonName == "system:node:"+nodeName {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	requested := csrs()
+	// Like the kubelet's, the certificate lives in the cert dir and is used again after a restart
+	// while it is valid: no new request.
+	if err := node("stop"); err != nil {
+		t.Fatal(err)
+	}
+	if err := node("start"); err != nil {
+		t.Fatal(err)
+	}
+	if err := node("wait-ready"); err != nil {
+		t.Fatal(err)
+	}
+	after := waitKubeletAPIServing(t)
+	if !bytes.Equal(before.Raw, after.Raw) {
+		t.Errorf("a new certificate after a restart (serial %v, was %v)", after.SerialNumber, before.SerialNumber)
+	}
+	if n := csrs(); n != requested {
+		t.Errorf("%d CSRs for the node after the restart, %d before", n, requested)
+	}
+}
