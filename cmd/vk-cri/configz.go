@@ -27,6 +27,7 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 	maxPods := int32(o.MaxPods)
 	healthzPort := o.HealthzPort
 	resolvConf := o.ResolvConf
+	logMaxFiles := int32(o.ContainerLogMaxFiles)
 	var maxParallelPulls *int32
 	if o.MaxParallelImagePulls > 0 {
 		n := int32(o.MaxParallelImagePulls)
@@ -54,18 +55,21 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 				CacheUnauthorizedTTL: metav1.Duration{Duration: o.UnauthorizedCacheTTL},
 			},
 		},
-		ContainerRuntimeEndpoint: o.CRIEndpoint,
-		RuntimeRequestTimeout:    metav1.Duration{Duration: o.RuntimeRequestTimeout},
-		MaxPods:                  maxPods,
-		PodLogsDir:               o.PodLogDir,
-		CgroupRoot:               o.CgroupRoot,
-		CgroupDriver:             "cgroupfs",
-		ResolverConfig:           &resolvConf,
-		ClusterDNS:               o.ClusterDNS,
-		ClusterDomain:            o.ClusterDomain,
-		AllowedUnsafeSysctls:     o.AllowedUnsafeSysctls,
-		SerializeImagePulls:      enabled(o.SerializeImagePulls),
-		MaxParallelImagePulls:    maxParallelPulls,
+		ContainerRuntimeEndpoint:       o.CRIEndpoint,
+		RuntimeRequestTimeout:          metav1.Duration{Duration: o.RuntimeRequestTimeout},
+		MaxPods:                        maxPods,
+		PodLogsDir:                     o.PodLogDir,
+		CgroupRoot:                     o.CgroupRoot,
+		CgroupDriver:                   "cgroupfs",
+		ResolverConfig:                 &resolvConf,
+		ClusterDNS:                     o.ClusterDNS,
+		ClusterDomain:                  o.ClusterDomain,
+		AllowedUnsafeSysctls:           o.AllowedUnsafeSysctls,
+		SerializeImagePulls:            enabled(o.SerializeImagePulls),
+		MaxParallelImagePulls:          maxParallelPulls,
+		StreamingConnectionIdleTimeout: metav1.Duration{Duration: o.StreamingConnectionIdleTimeout},
+		ContainerLogMaxSize:            o.ContainerLogMaxSize,
+		ContainerLogMaxFiles:           &logMaxFiles,
 	}
 }
 
