@@ -72,9 +72,10 @@ func TestHelmChartLintAndServerDryRun(t *testing.T) {
 	cases := map[string][]string{
 		"daemonset, csr, taints, client CA": {"--set", "mode=daemonset", "--set", "tls.mode=csr",
 			"--set", "node.taints[0].key=a,node.taints[0].value=b,node.taints[0].effect=NoSchedule",
-			"--set", "node.ip=$(HOST_IP)", "--set", "apiServer.host=127.0.0.1,apiServer.port=16443"},
+			"--set", "node.ip=$(HOST_IP)", "--set", "apiServer.host=127.0.0.1,apiServer.port=16443",
+			"--set", "node.clusterDNS={10.0.0.10},node.clusterDomain=cluster.local,stats.evictionHard=memory.available<200Mi"},
 		"extraNodes, files, no probes": {"--set", "mode=extraNodes,extraNodes.count=3", "--set", "tls.mode=files,tls.secretName=certs",
-			"--set", "probes.enabled=false,mountPropagation=None,hostInfo=false", "--set", "priorityClassName=system-node-critical"},
+			"--set", "probes.enabled=false,mountPropagation=None,hostInfo=false,stats.enabled=false", "--set", "priorityClassName=system-node-critical"},
 		"extraNodes, none, kept nodes": {"--set", "mode=extraNodes", "--set", "tls.mode=none", "--set", "node.removeOnUninstall=false"},
 	}
 	for name, sets := range cases {

@@ -152,6 +152,16 @@ spec:
         - --pod-log-dir={{ .podLogDir }}
         - --cgroup-root={{ .cgroupRoot }}
         - --max-pods={{ $v.node.maxPods }}
+        {{- with $v.node.clusterDNS }}
+        - --cluster-dns={{ join "," . }}
+        {{- end }}
+        {{- with $v.node.clusterDomain }}
+        - --cluster-domain={{ . }}
+        {{- end }}
+        - --enable-stats={{ $v.stats.enabled }}
+        {{- with $v.stats.evictionHard }}
+        - --eviction-hard={{ . }}
+        {{- end }}
         - --node-labels={{ include "vk-cri.nodeLabels" $ }}
         {{- range $v.node.taints }}
         - --register-with-taints={{ .key }}{{ with .value }}={{ . }}{{ end }}:{{ .effect }}
@@ -222,6 +232,11 @@ spec:
           mountPath: /etc/vk-cri/client-ca
           readOnly: true
         {{- end }}
+        {{- if $v.stats.enabled }}
+        - name: cgroup
+          mountPath: /sys/fs/cgroup
+          readOnly: true
+        {{- end }}
         {{- if $v.hostInfo }}
         - name: machine-id
           mountPath: /etc/machine-id
@@ -256,6 +271,13 @@ spec:
         items:
           - key: {{ $v.tls.clientCA.key }}
             path: ca.crt
+    {{- end }}
+    {{- if $v.stats.enabled }}
+    # cAdvisor reads the host's cgroups: the node's root cgroup and the pods' under the cgroup root.
+    - name: cgroup
+      hostPath:
+        path: /sys/fs/cgroup
+        type: Directory
     {{- end }}
     {{- if $v.hostInfo }}
     - name: machine-id
