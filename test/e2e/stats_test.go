@@ -23,11 +23,20 @@ import (
 
 // nodeProxy GETs a kubelet API path of the test node through the API server.
 func nodeProxy(ctx context.Context, path string) ([]byte, error) {
-	return s.kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", nodeName, "proxy", path).DoRaw(ctx)
+	return nodeProxyOf(ctx, nodeName, path)
+}
+
+// nodeProxyOf GETs a kubelet API path of any node through the API server.
+func nodeProxyOf(ctx context.Context, node, path string) ([]byte, error) {
+	return s.kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy", path).DoRaw(ctx)
 }
 
 func getSummary(ctx context.Context) (*statsapi.Summary, error) {
-	b, err := nodeProxy(ctx, "stats/summary")
+	return summaryOf(ctx, nodeName)
+}
+
+func summaryOf(ctx context.Context, node string) (*statsapi.Summary, error) {
+	b, err := nodeProxyOf(ctx, node, "stats/summary")
 	if err != nil {
 		return nil, err
 	}
