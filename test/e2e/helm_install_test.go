@@ -116,17 +116,28 @@ func TestHelmDaemonSet(t *testing.T) {
 	uninstallAndCheck(t, ns, release, []string{node})
 }
 
-// checkAgents: the release's vk-cri pods run and are ready on the e2e node.
+// checkAgents waits until the release's vk-cri pods run and are ready on the e2e node (helm's
+// --wait lets a DaemonSet's rollout count maxUnavailable pods as done).
 func checkAgents(t *testing.T, ns, release string, want int) {
 	t.Helper()
-	agents := listAgents(t, ns, release)
-	if len(agents) != want {
-		t.Fatalf("%d vk-cri pods, want %d", len(agents), want)
-	}
-	for _, p := range agents {
-		if p.Spec.NodeName != nodeName || !isRunningReady(&p) {
-			t.Errorf("vk-cri pod %s: node %s, %s", p.Name, p.Spec.NodeName, describeStatus(&p))
+	var agents []v1.Pod
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		agents = listAgents(t, ns, release)
+		if len(agents) != want {
+			return false, nil
 		}
+		for _, p := range agents {
+			if p.Spec.NodeName != nodeName || !isRunningReady(&p) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		for _, p := range agents {
+			t.Logf("vk-cri pod %s: node %s, %s", p.Name, p.Spec.NodeName, describeStatus(&p))
+		}
+		t.Fatalf("%d vk-cri pods, want %d running and ready on %s", len(agents), want, nodeName)
 	}
 }
 
