@@ -155,7 +155,7 @@ func runPinnedPods(t *testing.T, ns string, nodes []string) map[string]string {
 		running[n] = p.Status.ContainerStatuses[0].ContainerID
 	}
 	for _, n := range nodes {
-		waitLogs(t, ns, "work-"+n, "hello from "+n)
+		waitLogContains(t, ns, "work-"+n, "hello from "+n)
 		waitPodStats(t, ns, "work-"+n, n)
 	}
 	return running
@@ -452,8 +452,8 @@ func approveServingCSRs(t *testing.T, user string, nodes []string) {
 	}()
 }
 
-// waitLogs polls the container's log through the API server until it contains want.
-func waitLogs(t *testing.T, ns, pod, want string) {
+// waitLogContains polls the container's log through the API server until it contains want.
+func waitLogContains(t *testing.T, ns, pod, want string) {
 	t.Helper()
 	var last string
 	var lastErr error
