@@ -29,6 +29,10 @@ type killTarget struct {
 	ID     string
 	Name   string
 	Reason string
+	// Message, when set, is the Killing event's whole message (a failed probe's).
+	Message string
+	// Grace, when set, replaces the pod's termination grace period (a probe's own).
+	Grace *int64
 }
 
 // podActions is what one sync must do for a pod. computePodActions fills it from the spec and
@@ -59,6 +63,14 @@ type restartBackoff interface {
 	InBackoff(key string, finishedAt time.Time) (period, remaining time.Duration, in bool)
 }
 
+// killMessage is the Killing event's message for the target.
+func (k killTarget) killMessage() string {
+	if k.Message != "" {
+		return k.Message
+	}
+	return "Container " + k.Name + " " + k.Reason + ", will be restarted"
+}
+
 func backoffKey(pod *v1.Pod, name string) string {
 	return fmt.Sprintf("%s_%s_%s_%s", pod.Name, pod.Namespace, pod.UID, name)
 }
@@ -68,7 +80,8 @@ func crashLoopMessage(pod *v1.Pod, name string, wait time.Duration) string {
 }
 
 // computePodActions decides the next steps for a pod that is not being deleted.
-func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff) podActions {
+// probes may be nil (no verdicts).
+func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes probeResults) podActions {
 	a := podActions{InitToStart: -1, Backoff: map[string]waitingReason{}}
 	sb := rt.newestSandbox()
 
@@ -84,11 +97,11 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff) podAction
 		}
 	}
 
-	if !initDone(pod, rt, sb.ID) {
-		nextInit(pod, rt, sb.ID, bo, &a)
+	if !initDone(pod, rt, sb.ID, probes) {
+		nextInit(pod, rt, sb.ID, bo, probes, &a)
 		return a
 	}
-	sidecarActions(pod, rt, sb.ID, bo, &a)
+	sidecarActions(pod, rt, sb.ID, bo, probes, &a)
 
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
@@ -100,6 +113,12 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff) podAction
 			if cur.Hash != containerHash(c) {
 				a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "Container spec hash changed"})
 				a.ContainersToStart = append(a.ContainersToStart, i)
+			} else if k, failed := probeFailure(pod, c, cur, probes, false); failed {
+				if restartsAfterProbeKill(pod, c) {
+					k.Message += ", will be restarted"
+					a.ContainersToStart = append(a.ContainersToStart, i)
+				}
+				a.ContainersToKill = append(a.ContainersToKill, k)
 			}
 		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
 			if !shouldRestart(c, pod, cur.ExitCode) {
@@ -157,7 +176,7 @@ func sandboxActions(pod *v1.Pod, rt *podRuntime, sb *sandboxState, a podActions)
 // succeeded and every sidecar runs there, or a main container was already created there (its
 // init containers may have been garbage-collected since). Containers of older sandboxes don't
 // count: a new sandbox runs the init containers again.
-func initDone(pod *v1.Pod, rt *podRuntime, sb string) bool {
+func initDone(pod *v1.Pod, rt *podRuntime, sb string, probes probeResults) bool {
 	for i := range pod.Spec.Containers {
 		if rt.latestIn(pod.Spec.Containers[i].Name, sb) != nil {
 			return true
@@ -170,7 +189,7 @@ func initDone(pod *v1.Pod, rt *podRuntime, sb string) bool {
 		case cur == nil:
 			return false
 		case isSidecar(c):
-			if cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			if cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING || startupPending(c, cur, probes) {
 				return false
 			}
 		case cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || cur.ExitCode != 0:
@@ -182,7 +201,7 @@ func initDone(pod *v1.Pod, rt *podRuntime, sb string) bool {
 
 // nextInit picks the init container to run next, one at a time and in order. A sidecar that
 // runs lets the next init container start; a regular one must have succeeded.
-func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, a *podActions) {
+func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, probes probeResults, a *podActions) {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cur := rt.latestIn(c.Name, sb)
@@ -191,10 +210,19 @@ func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, a *podA
 			a.InitToStart = i
 			return
 		case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
-			if isSidecar(c) {
-				continue
+			if !isSidecar(c) {
+				return
 			}
-			return
+			if k, failed := probeFailure(pod, c, cur, probes, true); failed {
+				a.ContainersToKill = append(a.ContainersToKill, k)
+				a.InitToStart = i
+				return
+			}
+			if startupPending(c, cur, probes) {
+				// The next init container waits until this sidecar has started.
+				return
+			}
+			continue
 		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
 			if !isSidecar(c) && cur.ExitCode == 0 {
 				continue
@@ -219,7 +247,7 @@ func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, a *podA
 }
 
 // sidecarActions restarts sidecars that stopped after the pod was initialised.
-func sidecarActions(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, a *podActions) {
+func sidecarActions(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, probes probeResults, a *podActions) {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if !isSidecar(c) {
@@ -228,6 +256,10 @@ func sidecarActions(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, a
 		cur := rt.latestIn(c.Name, sb)
 		switch {
 		case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+			if k, failed := probeFailure(pod, c, cur, probes, true); failed {
+				a.ContainersToKill = append(a.ContainersToKill, k)
+				a.SidecarsToStart = append(a.SidecarsToStart, i)
+			}
 		case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
 			if period, remaining, ok := inBackoff(bo, pod, c.Name, cur); ok {
 				a.Backoff[c.Name] = waitingReason{Reason: reasonCrashLoopBackOff, Message: crashLoopMessage(pod, c.Name, period)}

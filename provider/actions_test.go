@@ -574,7 +574,7 @@ func TestComputePodActions(t *testing.T) {
 			if tc.bo != nil {
 				bo = tc.bo
 			}
-			got := computePodActions(tc.pod, tc.rt, bo)
+			got := computePodActions(tc.pod, tc.rt, bo, nil)
 			diff := cmp.Diff(tc.want, got, actionsCmpOpts...)
 			if tc.bug != "" {
 				knownBug(t, tc.bug, diff)
@@ -590,7 +590,7 @@ func TestComputePodActions(t *testing.T) {
 // A nil back-off (no restart has happened yet) never delays a restart.
 func TestComputePodActionsNilBackoff(t *testing.T) {
 	a := ctr("a")
-	got := computePodActions(testPod(withContainers(a)), rtOf(sbs(sandbox("s1", 0, true)), exited(a, "c-a", "s1", 1)), nil)
+	got := computePodActions(testPod(withContainers(a)), rtOf(sbs(sandbox("s1", 0, true)), exited(a, "c-a", "s1", 1)), nil, nil)
 	if diff := cmp.Diff([]int{0}, got.ContainersToStart); diff != "" {
 		t.Errorf("ContainersToStart (-want +got):\n%s", diff)
 	}
@@ -608,7 +608,7 @@ func TestComputePodActionsBackoffQuestions(t *testing.T) {
 	eb := exited(b, "c-b", "s1", 0) // OnFailure + exit 0: stays down, no question
 	rc := running(c, "c-c", "s1")
 	bo := &fakeBackoff{}
-	computePodActions(pod, rtOf(sbs(sandbox("s1", 0, true)), ea, eb, rc), bo)
+	computePodActions(pod, rtOf(sbs(sandbox("s1", 0, true)), ea, eb, rc), bo, nil)
 	want := []fakeBackoffCall{{Key: "web_default_uid-1_a", FinishedAt: ea.FinishedAt}}
 	if diff := cmp.Diff(want, bo.calls); diff != "" {
 		t.Errorf("back-off questions (-want +got):\n%s", diff)

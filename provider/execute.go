@@ -34,7 +34,11 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		p.stopSandboxes(ctx, pod, rt)
 	}
 	for _, k := range a.ContainersToKill {
-		p.stopContainer(ctx, pod, k.ID, k.Name, grace, k.Reason)
+		g := grace
+		if k.Grace != nil {
+			g = *k.Grace
+		}
+		p.stopContainer(ctx, pod, k.ID, k.Name, g, k.killMessage())
 		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, k.ID)); err != nil {
 			log.WithError(err).WithField("container", k.Name).Warn("removing replaced container")
 		}

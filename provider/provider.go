@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/provider/prober"
 )
 
 // Config is what the provider needs to know about its node.
@@ -70,6 +71,7 @@ type Provider struct {
 	restarts  flowBackoff
 	pulls     flowBackoff
 	dns       dnsSource
+	probes    probeManager
 
 	// capacity is the node's memory and allocatable, set once the host has been read.
 	capacity atomic.Pointer[nodeCapacity]
@@ -115,7 +117,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		log.WithError(err).Warn("--allowed-unsafe-sysctls ignored")
 		sysctls, _ = newSysctlPolicy(nil)
 	}
-	return &Provider{
+	p := &Provider{
 		cfg:       cfg,
 		rt:        rt,
 		inspector: newInspector(rt, cfg.NodeName),
@@ -134,6 +136,12 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		sysctls:     sysctls,
 		pullSlots:   pullSlots(cfg.SerializeImagePulls, cfg.MaxParallelImagePulls),
 	}
+	p.probes = prober.NewManager(context.Background(), p.lastStatus, rt.Runtime,
+		prober.WithEvents(p.probeEvent),
+		prober.WithUpdates(p.wakePod),
+		prober.WithRestartPolicy(func(c *v1.Container, pod *v1.Pod, exitCode int32) bool { return shouldRestart(c, pod, exitCode) }),
+	)
+	return p
 }
 
 // Start adopts the pods this node already runs (after a restart of vk-cri) and starts the

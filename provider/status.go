@@ -31,6 +31,14 @@ type statusInput struct {
 	// Terminal is true while the pod is torn down or after it finished: nothing will start again.
 	Terminal bool
 	Now      time.Time
+	// Probes, when set, decides the containers' started and ready fields (else: running).
+	Probes probeStatus
+}
+
+// probeStatus sets the started and ready fields of a pod's new status from its probes; the
+// pod's own status is the one reported before.
+type probeStatus interface {
+	UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus)
 }
 
 func toContainerState(cs *containerState, id string) v1.ContainerState {
@@ -132,6 +140,9 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 		s.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers, true)
 	}
 	s.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, false)
+	if in.Probes != nil {
+		in.Probes.UpdatePodStatus(pod, &s)
+	}
 
 	initialized := initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, v1.PodPending)
 	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, in.Terminal, initialized.Status == v1.ConditionTrue)

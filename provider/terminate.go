@@ -16,14 +16,14 @@ import (
 	"github.com/vk-cri/vk-cri/cri"
 )
 
-// stopContainer stops one container, giving it grace seconds between SIGTERM and SIGKILL.
-func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, id, name string, grace int64, why string) {
+// stopContainer stops one container, giving it grace seconds between SIGTERM and SIGKILL. The
+// Killing event says message ("Stopping container <name>" when empty).
+func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, id, name string, grace int64, message string) {
 	if pod != nil && pod.Spec.Containers != nil {
-		msg := "Stopping container " + name
-		if why != "" {
-			msg = "Container " + name + " " + why + ", will be restarted"
+		if message == "" {
+			message = "Stopping container " + name
 		}
-		p.containerEvent(pod, name, isInitName(pod, name), v1.EventTypeNormal, eventKilling, "%s", msg)
+		p.containerEvent(pod, name, isInitName(pod, name), v1.EventTypeNormal, eventKilling, "%s", message)
 	}
 	// The runtime's own request timeout would cut a long grace period short.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(grace)*time.Second+time.Minute)
@@ -34,7 +34,7 @@ func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, id, name stri
 }
 
 // killContainers stops every running container of the pod at once, as the kubelet does.
-func (p *Provider) killContainers(ctx context.Context, pod *v1.Pod, containers []*containerState, grace int64, why string) {
+func (p *Provider) killContainers(ctx context.Context, pod *v1.Pod, containers []*containerState, grace int64, message string) {
 	var wg sync.WaitGroup
 	for _, c := range containers {
 		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING && c.State != runtimeapi.ContainerState_CONTAINER_CREATED {
@@ -43,7 +43,7 @@ func (p *Provider) killContainers(ctx context.Context, pod *v1.Pod, containers [
 		wg.Add(1)
 		go func(c *containerState) {
 			defer wg.Done()
-			p.stopContainer(ctx, pod, c.ID, c.Name, grace, why)
+			p.stopContainer(ctx, pod, c.ID, c.Name, grace, message)
 		}(c)
 	}
 	wg.Wait()
@@ -67,6 +67,8 @@ func (p *Provider) stopSandboxes(ctx context.Context, pod *v1.Pod, rt *podRuntim
 func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64) (time.Duration, bool) {
 	pod := rec.view()
 	log := p.podLog(pod)
+	// Nothing restarts a terminating pod's containers: a failing liveness probe must not kill one.
+	p.probes.StopLivenessAndStartup(rec.uid)
 	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
 	if err != nil {
 		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
@@ -121,6 +123,7 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 		log.WithError(err).Warn("removing the pod's log directory")
 	}
 	log.Info("pod terminated and removed from the runtime")
+	p.probes.RemovePod(rec.uid)
 	if deletedInAPI {
 		go p.removeFromAPI(context.WithoutCancel(ctx), pod, final)
 	}

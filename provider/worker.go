@@ -84,7 +84,8 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		return volumeRetry, false
 	}
 	if !finished {
-		actions := computePodActions(pod, rt, p.restarts)
+		p.probes.AddPod(pod)
+		actions := computePodActions(pod, rt, p.restarts, p.probes)
 		if actions.changesRuntime() {
 			// Like the kubelet, report the state the sync starts from before acting on it, so that
 			// watchers see each step (ContainerCreating, sandbox ready, running).
@@ -153,6 +154,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 		Reasons:     reasons,
 		Terminal:    terminal,
 		Now:         time.Now(),
+		Probes:      p.probes,
 	})
 	if evicted != nil {
 		applyEviction(&st, evicted)
@@ -178,4 +180,6 @@ func (p *Provider) setStatus(rec *podRecord, pod *v1.Pod, st v1.PodStatus) {
 		out.Status = st
 		p.publish(out)
 	}
+	// Only now that the workers can read this status may they run for it.
+	p.probes.TriggerUnready(pod, &st)
 }

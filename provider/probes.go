@@ -1,0 +1,36 @@
+package provider
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// probeManager is what the pod workers need of the prober (provider/prober.Manager): workers
+// started per pod, verdicts per container instance, and the status fields they decide.
+type probeManager interface {
+	probeResults
+	probeStatus
+	AddPod(pod *v1.Pod)
+	StopLivenessAndStartup(uid types.UID)
+	RemovePod(uid types.UID)
+	TriggerUnready(pod *v1.Pod, s *v1.PodStatus)
+}
+
+// lastStatus is the probe workers' view of a pod: its last computed status, copied.
+func (p *Provider) lastStatus(uid types.UID) (*v1.PodStatus, bool) {
+	rec, ok := p.pods.get(uid)
+	if !ok {
+		return nil, false
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.status == nil {
+		return nil, false
+	}
+	return rec.status.DeepCopy(), true
+}
+
+// probeEvent records a probe's event on its container.
+func (p *Provider) probeEvent(pod *v1.Pod, container string, isInit bool, eventType, reason, message string) {
+	p.containerEvent(pod, container, isInit, eventType, reason, "%s", message)
+}
