@@ -33,6 +33,9 @@ type killTarget struct {
 	Message string
 	// Grace, when set, replaces the pod's termination grace period (a probe's own).
 	Grace *int64
+	// Keep leaves the stopped instance in the runtime: its status is the container's last
+	// state and its log the previous one.
+	Keep bool
 }
 
 // podActions is what one sync must do for a pod. computePodActions fills it from the spec and

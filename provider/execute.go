@@ -39,6 +39,9 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 			g = *k.Grace
 		}
 		p.stopContainer(ctx, pod, k.ID, k.Name, g, k.killMessage())
+		if k.Keep {
+			continue
+		}
 		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, k.ID)); err != nil {
 			log.WithError(err).WithField("container", k.Name).Warn("removing replaced container")
 		}

@@ -37,6 +37,7 @@ func probeFailure(pod *v1.Pod, c *v1.Container, cur *containerState, probes prob
 			Name:    c.Name,
 			Reason:  fmt.Sprintf("failed %s probe", lower(k.kind)),
 			Message: fmt.Sprintf("%s %s failed %s probe", what, c.Name, lower(k.kind)),
+			Keep:    true,
 		}
 		if k.probe != nil && k.probe.TerminationGracePeriodSeconds != nil && pod.Spec.TerminationGracePeriodSeconds != nil {
 			g := *k.probe.TerminationGracePeriodSeconds

@@ -3,6 +3,8 @@ package provider
 import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-cri/vk-cri/provider/prober"
 )
 
 // probeManager is what the pod workers need of the prober (provider/prober.Manager): workers
@@ -28,6 +30,21 @@ func (p *Provider) lastStatus(uid types.UID) (*v1.PodStatus, bool) {
 		return nil, false
 	}
 	return rec.status.DeepCopy(), true
+}
+
+// probeVerdictChanged has the pod looked at again: its status (readiness, started) or its
+// actions (a liveness or startup failure) change.
+func (p *Provider) probeVerdictChanged(uid types.UID, k prober.Kind) {
+	rec, ok := p.pods.get(uid)
+	if !ok {
+		return
+	}
+	if k == prober.Readiness {
+		rec.mu.Lock()
+		rec.probeWake = true
+		rec.mu.Unlock()
+	}
+	rec.poke()
 }
 
 // probeEvent records a probe's event on its container.

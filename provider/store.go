@@ -39,6 +39,8 @@ type podRecord struct {
 	// firstSeen is when the API first gave vk-cri the pod (zero for a pod found in the runtime
 	// at start-up), the start of kubelet_pod_start_duration_seconds.
 	firstSeen time.Time
+	// probeWake is set when a readiness verdict alone asked for this sync.
+	probeWake bool
 
 	wake chan struct{}
 	done chan struct{}

@@ -55,6 +55,10 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	rec.mu.Lock()
 	pod := rec.pod
 	deleting, grace, finished, evicted := rec.deleting, rec.gracePeriod, rec.finished, rec.evicted
+	// A sync asked for by a readiness verdict only reports it (the kubelet updates the status
+	// without a sync, so it probes nothing more for it).
+	probeWake := rec.probeWake
+	rec.probeWake = false
 	rec.mu.Unlock()
 
 	if pod == nil && !deleting {
@@ -83,10 +87,12 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, false, false))
 		return volumeRetry, false
 	}
+	acted := false
 	if !finished {
 		p.probes.AddPod(pod)
 		actions := computePodActions(pod, rt, p.restarts, p.probes)
-		if actions.changesRuntime() {
+		acted = actions.changesRuntime()
+		if acted {
 			// Like the kubelet, report the state the sync starts from before acting on it, so that
 			// watchers see each step (ContainerCreating, sandbox ready, running).
 			p.reportStatus(rec, pod, rt, false)
@@ -122,6 +128,11 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		status = p.computeStatus(rec, pod, rt, true, false)
 	}
 	p.setStatus(rec, pod, status)
+	if !acted && !probeWake {
+		// Like the kubelet, which does this on each sync from the state it read at its start: a
+		// container started by this sync is probed from the next one (the relister's).
+		p.probes.TriggerUnready(pod, &status)
+	}
 	return next, false
 }
 
@@ -180,6 +191,4 @@ func (p *Provider) setStatus(rec *podRecord, pod *v1.Pod, st v1.PodStatus) {
 		out.Status = st
 		p.publish(out)
 	}
-	// Only now that the workers can read this status may they run for it.
-	p.probes.TriggerUnready(pod, &st)
 }

@@ -28,7 +28,7 @@ func WithEvents(f EventFunc) Option { return func(m *Manager) { m.events = f } }
 
 // WithUpdates sets the function called when a probe's verdict on a container changes, so that
 // the pod's worker looks at the pod again.
-func WithUpdates(f func(podUID types.UID)) Option { return func(m *Manager) { m.onUpdate = f } }
+func WithUpdates(f func(podUID types.UID, k Kind)) Option { return func(m *Manager) { m.onUpdate = f } }
 
 // WithJitter sets how long a worker started soon after the manager waits before its first run,
 // given the probe's period (a random part of it by default).
@@ -54,7 +54,7 @@ type Manager struct {
 	execer        Execer
 	http          *HTTPClient
 	events        EventFunc
-	onUpdate      func(types.UID)
+	onUpdate      func(types.UID, Kind)
 	jitter        func(time.Duration) time.Duration
 	shouldRestart func(c *v1.Container, pod *v1.Pod, exitCode int32) bool
 
@@ -86,12 +86,14 @@ func NewManager(ctx context.Context, status StatusSource, execer Execer, opts ..
 		m.http = NewHTTPClient()
 	}
 	m.start = m.clock.Now()
-	changed := func(podUID, _ string) {
-		if m.onUpdate != nil {
-			m.onUpdate(types.UID(podUID))
+	changed := func(k Kind) func(podUID, containerID string) {
+		return func(podUID, _ string) {
+			if m.onUpdate != nil {
+				m.onUpdate(types.UID(podUID), k)
+			}
 		}
 	}
-	m.liveness, m.readiness, m.startup = newResultCache(changed), newResultCache(changed), newResultCache(changed)
+	m.liveness, m.readiness, m.startup = newResultCache(changed(Liveness)), newResultCache(changed(Readiness)), newResultCache(changed(Startup))
 	return m
 }
 
