@@ -24,7 +24,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,7 +32,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
@@ -57,6 +55,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/internal/procstat"
 	"github.com/vk-cri/vk-cri/internal/stackenv"
 )
 
@@ -402,93 +401,6 @@ func (t *tracker) run(ctx context.Context, kube kubernetes.Interface, ns string,
 // ---------------------------------------------------------------------------------------------
 // Agent process: RSS and CPU from /proc.
 
-var clockTicks = func() float64 {
-	out, err := exec.Command("getconf", "CLK_TCK").Output()
-	if err == nil {
-		if v, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && v > 0 {
-			return float64(v)
-		}
-	}
-	return 100
-}()
-
-func procComm(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// agentPID reads a PID file and, when it names a wrapper (setsid, bash) rather than the agent,
-// follows it to its only child.
-func agentPID(pidFile string) (int, string, error) {
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return 0, "", err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, "", fmt.Errorf("%s: %w", pidFile, err)
-	}
-	for range 3 {
-		comm := procComm(pid)
-		if comm == "" {
-			return 0, "", fmt.Errorf("process %d of %s is not running", pid, pidFile)
-		}
-		if comm != "setsid" && comm != "bash" && comm != "sh" && comm != "unshare" {
-			return pid, comm, nil
-		}
-		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-		f := strings.Fields(string(kids))
-		if len(f) != 1 {
-			return pid, comm, nil
-		}
-		pid, _ = strconv.Atoi(f[0])
-	}
-	return pid, procComm(pid), nil
-}
-
-func readRSSKiB(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
-				return strconv.ParseFloat(f[0], 64)
-			}
-		}
-	}
-	return 0, errors.New("no VmRSS")
-}
-
-// readCPUSeconds is utime+stime of the whole process (all threads).
-func readCPUSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("malformed stat")
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); utime is field 14, stime field 15.
-	if len(f) < 13 {
-		return 0, errors.New("short stat")
-	}
-	ut, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("malformed stat times")
-	}
-	return (ut + st) / clockTicks, nil
-}
-
 // measureWindow samples RSS every 500 ms and CPU at both ends of a window of length d.
 func measureWindow(ctx context.Context, pid, pods int, d time.Duration) *Window {
 	w := &Window{Pods: pods}
@@ -496,7 +408,7 @@ func measureWindow(ctx context.Context, pid, pods int, d time.Duration) *Window 
 		w.Unavailable = "agent PID unknown"
 		return w
 	}
-	cpu0, err := readCPUSeconds(pid)
+	cpu0, err := procstat.CPUSeconds(pid)
 	if err != nil {
 		w.Unavailable = err.Error()
 		return w
@@ -504,7 +416,7 @@ func measureWindow(ctx context.Context, pid, pods int, d time.Duration) *Window 
 	start := time.Now()
 	var sum float64
 	sample := func() {
-		if kib, err := readRSSKiB(pid); err == nil {
+		if kib, err := procstat.RSSKiB(pid); err == nil {
 			mib := kib / 1024
 			sum += mib
 			w.RSSSamples++
@@ -527,7 +439,7 @@ loop:
 			break loop
 		}
 	}
-	cpu1, err := readCPUSeconds(pid)
+	cpu1, err := procstat.CPUSeconds(pid)
 	if err != nil {
 		w.Unavailable = err.Error()
 		return w
@@ -747,11 +659,11 @@ func (b *nodeBench) window(ctx context.Context, key string, pods int) {
 func (b *nodeBench) burst(ctx context.Context) {
 	names := podNames("burst", b.o.burst)
 	logf("%s: creating %d pods at once", b.res.Node, len(names))
-	cpu0, cpuErr := readCPUSeconds(b.pid)
+	cpu0, cpuErr := procstat.CPUSeconds(b.pid)
 	start := time.Now()
 	created := b.createAll(ctx, b.pods(names, v1.RestartPolicyAlways))
 	b.waitAll(ctx, created, 3*time.Minute, "burst pods Ready", func(r *podRec) bool { return isRunning(r) && isReady(r) })
-	if cpu1, err := readCPUSeconds(b.pid); err == nil && cpuErr == nil && b.pid != 0 {
+	if cpu1, err := procstat.CPUSeconds(b.pid); err == nil && cpuErr == nil && b.pid != 0 {
 		v := cpu1 - cpu0
 		b.res.BurstAgentCPUSec = &v
 	}
@@ -888,7 +800,7 @@ func (b *nodeBench) run(ctx context.Context) {
 	if b.res.Role == "kubelet" {
 		pidFile = b.o.refPIDFile
 	}
-	if pid, comm, err := agentPID(pidFile); err != nil {
+	if pid, comm, err := procstat.AgentPID(pidFile); err != nil {
 		b.res.note("agent RSS/CPU not measured: %v", err)
 	} else {
 		b.pid, b.res.AgentPID, b.res.AgentComm = pid, pid, comm

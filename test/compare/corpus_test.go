@@ -345,9 +345,6 @@ func containerUnsupported(c *v1.Container, add func(string, int)) {
 	if len(c.VolumeDevices) > 0 {
 		add("volume devices", issueVolumes)
 	}
-	if c.LivenessProbe != nil || c.ReadinessProbe != nil || c.StartupProbe != nil {
-		add("probes", issueProbes)
-	}
 	if c.Lifecycle != nil {
 		add("lifecycle hooks", issueLifecyle)
 	}
@@ -760,7 +757,6 @@ func TestUnsupported(t *testing.T) {
 		"volume devices": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: "v", DevicePath: "/dev/x"}}
 		},
-		"probes":          func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].ReadinessProbe = &v1.Probe{} },
 		"lifecycle hooks": func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{} },
 		"env valueFrom": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{}}}
