@@ -106,6 +106,7 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 	}
 	sidecarActions(pod, rt, sb.ID, bo, probes, &a)
 
+	kept, probeKills := 0, false
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cur := rt.latest(c.Name)
@@ -122,6 +123,9 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 					a.ContainersToStart = append(a.ContainersToStart, i)
 				}
 				a.ContainersToKill = append(a.ContainersToKill, k)
+				probeKills = true
+			} else {
+				kept++
 			}
 		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
 			if !shouldRestart(c, pod, cur.ExitCode) {
@@ -138,6 +142,11 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "container not started"})
 			a.ContainersToStart = append(a.ContainersToStart, i)
 		}
+	}
+	if probeKills && kept == 0 && len(a.ContainersToStart) == 0 {
+		// Nothing would run after these kills: like the kubelet, stop the whole pod instead, with
+		// the pod's grace period and plain "Stopping container" events, sidecars included.
+		a.KillPod, a.ContainersToKill, a.SidecarsToStart = true, nil, nil
 	}
 	return a
 }

@@ -54,9 +54,16 @@ func TestComputePodActionsProbes(t *testing.T) {
 			want:   podActions{SandboxID: "s1", InitToStart: -1},
 		},
 		{
-			name:   "startup failure under restartPolicy Never: killed, not restarted",
+			name:   "startup failure under restartPolicy Never, nothing else runs: the whole pod is stopped",
 			pod:    testPod(withContainers(a), withRestart(v1.RestartPolicyNever)),
 			rt:     rtOf(sbs(s1), running(a, "c-a", "s1")),
+			probes: fakeProbes{prober.Startup: {"c-a": prober.Failure}},
+			want:   podActions{SandboxID: "s1", InitToStart: -1, KillPod: true},
+		},
+		{
+			name:   "startup failure under restartPolicy Never, another container runs: killed, not restarted",
+			pod:    testPod(withContainers(a, ctr("b")), withRestart(v1.RestartPolicyNever)),
+			rt:     rtOf(sbs(s1), running(a, "c-a", "s1"), running(ctr("b"), "c-b", "s1")),
 			probes: fakeProbes{prober.Startup: {"c-a": prober.Failure}},
 			want: podActions{SandboxID: "s1", InitToStart: -1,
 				ContainersToKill: []killTarget{{ID: "c-a", Name: "a", Reason: "failed startup probe", Message: "Container a failed startup probe", Keep: true}}},
