@@ -183,7 +183,7 @@ func (sw *probeSwitches) handler(kind, name string) v1.ProbeHandler {
 	switch kind {
 	case "exec":
 		// busybox-static's wget crashes in these containers; nc speaks enough HTTP.
-		script := fmt.Sprintf(`printf 'GET /%s HTTP/1.0\r\n\r\n' | nc -w 2 %s %d | head -1 | grep -q ' 200 '`, name, sw.ip, sw.httpPort)
+		script := fmt.Sprintf(`printf 'GET /%s HTTP/1.0\r\n\r\n' | nc -w 4 %s %d | head -1 | grep -q ' 200 '`, name, sw.ip, sw.httpPort)
 		return v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", script}}}
 	case "httpGet":
 		return v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{

@@ -26,8 +26,10 @@ func probedContainer(name string) v1.Container {
 	}
 }
 
+// probe runs every second. Its timeout is generous: an exec probe (runc exec, then nc) on a
+// loaded 2-core machine can take seconds, and a slow success must not count as a failure.
 func probe(h v1.ProbeHandler, failureThreshold int32) *v1.Probe {
-	return &v1.Probe{ProbeHandler: h, PeriodSeconds: 1, TimeoutSeconds: 2, SuccessThreshold: 1, FailureThreshold: failureThreshold}
+	return &v1.Probe{ProbeHandler: h, PeriodSeconds: 1, TimeoutSeconds: 5, SuccessThreshold: 1, FailureThreshold: failureThreshold}
 }
 
 // probePod is a pod of the e2e node labelled app=<app> whose container has the three probes,
@@ -39,7 +41,7 @@ func probePod(sw *probeSwitches, kind, name, app string, startupFailures int32) 
 	c.StartupProbe = probe(sw.handler(kind, name+"-startup"), startupFailures)
 	c.StartupProbe.TerminationGracePeriodSeconds = &probeGrace
 	c.ReadinessProbe = probe(sw.handler(kind, name+"-ready"), 1)
-	c.LivenessProbe = probe(sw.handler(kind, name+"-live"), 2)
+	c.LivenessProbe = probe(sw.handler(kind, name+"-live"), 3)
 	c.LivenessProbe.TerminationGracePeriodSeconds = &probeGrace
 	pod := basePod(name, c)
 	pod.Labels = map[string]string{"app": app}
@@ -220,7 +222,7 @@ func testProbeKind(t *testing.T, kind string) {
 	}
 	firstID := mainStatus(p).ContainerID
 
-	// Liveness fails twice in a row: the container is killed (within the probe's 2 s grace
+	// Liveness fails three times in a row: the container is killed (within the probe's 2 s grace
 	// although it ignores SIGTERM and the pod's grace is 60 s) and restarted; the new instance
 	// goes through startup and readiness again.
 	sw.Set(name+"-live", false)
