@@ -145,7 +145,7 @@ func TestProbeSidecar(t *testing.T) {
 	waitPod(t, ns, "sc", 30*time.Second, "Ready again", isRunningReady)
 
 	sw.Set("side-live", false)
-	waitEvent(t, ns, "sc", "Killing", "Init container side failed liveness probe")
+	waitEvent(t, ns, "sc", "Killing", "Init container side failed liveness probe", 30*time.Second)
 	sw.Set("side-live", true)
 	p = waitPod(t, ns, "sc", time.Minute, "sidecar restarted, pod Ready", func(p *v1.Pod) bool {
 		return sideStatus(p).RestartCount == 1 && sideStatus(p).Ready && isRunningReady(p)

@@ -95,32 +95,6 @@ func waitEndpoint(t *testing.T, ns, svc, pod string, ready bool) {
 	}
 }
 
-// waitEvent waits for an event of the pod with that reason whose message starts with prefix.
-func waitEvent(t *testing.T, ns, pod, reason, prefix string) v1.Event {
-	t.Helper()
-	var found v1.Event
-	var seen []string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		evs, err := s.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
-		if err != nil {
-			return false, nil
-		}
-		seen = seen[:0]
-		for _, e := range evs.Items {
-			seen = append(seen, e.Reason+": "+e.Message)
-			if e.Reason == reason && strings.HasPrefix(e.Message, prefix) {
-				found = e
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("no %s event %q... for pod %s; events:\n  %s", reason, prefix, pod, strings.Join(seen, "\n  "))
-	}
-	return found
-}
-
 func waitHits(t *testing.T, sw *probeSwitches, name string, n int) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 45*time.Second, true, func(context.Context) (bool, error) {
@@ -181,7 +155,7 @@ func testProbeKind(t *testing.T, kind string) {
 	if countsFailures {
 		waitHits(t, sw, name+"-startup", 2)
 	}
-	waitEvent(t, ns, name, "Unhealthy", "Startup probe failed: ")
+	waitEvent(t, ns, name, "Unhealthy", "Startup probe failed: ", 30*time.Second)
 	p := waitPod(t, ns, name, 5*time.Second, "not started", func(p *v1.Pod) bool { return !isStarted(mainStatus(p)) && !mainStatus(p).Ready })
 	if n := sw.Hits(name+"-ready") + sw.Hits(name+"-live"); n != 0 {
 		t.Fatalf("readiness/liveness probed %d times before the startup probe succeeded", n)
@@ -197,7 +171,7 @@ func testProbeKind(t *testing.T, kind string) {
 		waitHits(t, sw, name+"-ready", 1)
 	}
 	waitHits(t, sw, name+"-live", 1)
-	waitEvent(t, ns, name, "Unhealthy", "Readiness probe failed: ")
+	waitEvent(t, ns, name, "Unhealthy", "Readiness probe failed: ", 30*time.Second)
 	waitEndpoint(t, ns, app, name, false)
 	p = waitPod(t, ns, name, 5*time.Second, "not ready", func(p *v1.Pod) bool { return condition(p, v1.PodReady) == v1.ConditionFalse })
 	if condition(p, v1.ContainersReady) != v1.ConditionFalse {
@@ -226,8 +200,8 @@ func testProbeKind(t *testing.T, kind string) {
 	// although it ignores SIGTERM and the pod's grace is 60 s) and restarted; the new instance
 	// goes through startup and readiness again.
 	sw.Set(name+"-live", false)
-	waitEvent(t, ns, name, "Unhealthy", "Liveness probe failed: ")
-	waitEvent(t, ns, name, "Killing", "Container c failed liveness probe, will be restarted")
+	waitEvent(t, ns, name, "Unhealthy", "Liveness probe failed: ", 30*time.Second)
+	waitEvent(t, ns, name, "Killing", "Container c failed liveness probe, will be restarted", 30*time.Second)
 	// The kill is decided: the next instance finds its liveness target healthy.
 	sw.Set(name+"-live", true)
 	waitPod(t, ns, name, 30*time.Second, "restarted once", func(p *v1.Pod) bool { return mainStatus(p).RestartCount == 1 })
@@ -249,7 +223,7 @@ func testProbeKind(t *testing.T, kind string) {
 	sw.Set(name+"-never-ready", true)
 	sw.Set(name+"-never-live", true)
 	createPod(t, ns, probePod(sw, kind, name+"-never", app, 2))
-	waitEvent(t, ns, name+"-never", "Killing", "Container c failed startup probe, will be restarted")
+	waitEvent(t, ns, name+"-never", "Killing", "Container c failed startup probe, will be restarted", 30*time.Second)
 	p = waitPod(t, ns, name+"-never", time.Minute, "restarted for its startup probe", func(p *v1.Pod) bool { return mainStatus(p).RestartCount >= 1 })
 	if isStarted(mainStatus(p)) || condition(p, v1.PodReady) == v1.ConditionTrue {
 		t.Fatalf("a container whose startup probe never succeeded is started or ready: %s", describeStatus(p))
