@@ -70,6 +70,7 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 		StreamingConnectionIdleTimeout: metav1.Duration{Duration: o.StreamingConnectionIdleTimeout},
 		ContainerLogMaxSize:            o.ContainerLogMaxSize,
 		ContainerLogMaxFiles:           &logMaxFiles,
+		ContainerLogMonitorInterval:    &metav1.Duration{Duration: o.ContainerLogMonitorInterval},
 	}
 }
 

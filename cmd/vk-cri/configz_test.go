@@ -44,6 +44,7 @@ func TestConfigzSections(t *testing.T) {
 		"containerLogMaxFiles":           float64(5),
 		"cgroupDriver":                   "cgroupfs",
 		"resolvConf":                     "/etc/resolv.conf",
+		"containerLogMonitorInterval":    "10s",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("kubeletconfig (-want +got):\n%s", d)
