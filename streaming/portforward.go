@@ -3,11 +3,9 @@ package streaming
 import (
 	"net/http"
 
-	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	translator "k8s.io/apiserver/pkg/util/proxy"
-	cristreaming "k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/cri-streaming/pkg/streaming/portforward"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 )
@@ -19,7 +17,7 @@ type portForwardHandler struct {
 }
 
 func (h *portForwardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ns, podName, uid := r.PathValue("namespace"), r.PathValue("pod"), types.UID(r.PathValue("uid"))
+	uid := types.UID(r.PathValue("uid"))
 	// WebSocket clients tunnel SPDY through the WebSocket: the ports travel inside it.
 	tunneled := wsstream.IsWebSocketRequestWithTunnelingProtocol(r)
 	opts := &portforward.V4Options{}
@@ -30,9 +28,8 @@ func (h *portForwardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	pod, err := h.host.GetPod(r.Context(), ns, podName)
-	if err != nil {
-		writeError(w, http.StatusNotFound, "pod does not exist")
+	pod, ok := requestedPod(w, r, h.host)
+	if !ok {
 		return
 	}
 	if uid != "" && pod.UID != uid {
@@ -41,11 +38,10 @@ func (h *portForwardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	location, err := h.host.PortForwardURL(r.Context(), pod, uid, opts.Ports)
 	if err != nil {
-		h.cfg.log.WithError(err).WithField("pod", ns+"/"+podName).Info("port-forward refused")
-		_ = cristreaming.WriteError(err, w)
+		h.cfg.refuse(w, r, "port-forward", err)
 		return
 	}
-	var proxied http.Handler = proxy.NewUpgradeAwareHandler(location, nil, false, true, &responder{log: h.cfg.log.WithFields(logrus.Fields{"pod": ns + "/" + podName})})
+	var proxied http.Handler = proxy.NewUpgradeAwareHandler(location, nil, false, true, &responder{log: h.cfg.log})
 	if tunneled {
 		proxied = translator.NewTunnelingHandler(proxied)
 	}

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	translator "k8s.io/apiserver/pkg/util/proxy"
-	cristreaming "k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 )
@@ -29,16 +28,14 @@ type remoteCommandHandler struct {
 }
 
 func (h *remoteCommandHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ns, podName, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
-	uid := types.UID(r.PathValue("uid"))
+	container, uid := r.PathValue("container"), types.UID(r.PathValue("uid"))
 	opts, err := remotecommand.NewOptions(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	pod, err := h.host.GetPod(r.Context(), ns, podName)
-	if err != nil {
-		writeError(w, http.StatusNotFound, "pod does not exist")
+	pod, ok := requestedPod(w, r, h.host)
+	if !ok {
 		return
 	}
 	streams := Streams{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, TTY: opts.TTY}
@@ -49,8 +46,7 @@ func (h *remoteCommandHandler) ServeHTTP(w http.ResponseWriter, r *http.Request)
 		location, err = h.host.AttachURL(r.Context(), pod, uid, container, streams)
 	}
 	if err != nil {
-		h.cfg.log.WithError(err).WithFields(logrus.Fields{"pod": ns + "/" + podName, "container": container}).Infof("%s refused", h.kind)
-		_ = cristreaming.WriteError(err, w)
+		h.cfg.refuse(w, r, string(h.kind), err)
 		return
 	}
 	var proxied http.Handler = proxy.NewUpgradeAwareHandler(location, nil, false, true, &responder{log: h.cfg.log})

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	cristreaming "k8s.io/cri-streaming/pkg/streaming"
 )
 
 // Streams says which of a container's streams an exec or attach carries.
@@ -104,6 +105,26 @@ func onlyMethods(h http.Handler, methods ...string) http.Handler {
 		}
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	})
+}
+
+// requestedPod looks up the pod a streaming request names; a pod the node does not have is a 404
+// with the kubelet's message.
+func requestedPod(w http.ResponseWriter, r *http.Request, host Host) (*v1.Pod, bool) {
+	pod, err := host.GetPod(r.Context(), r.PathValue("namespace"), r.PathValue("pod"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, "pod does not exist")
+		return nil, false
+	}
+	return pod, true
+}
+
+// refuse answers a stream the runtime would not give a URL for, with the status the kubelet
+// derives from the runtime's error.
+func (c config) refuse(w http.ResponseWriter, r *http.Request, what string, err error) {
+	c.log.WithError(err).WithFields(logrus.Fields{
+		"pod": r.PathValue("namespace") + "/" + r.PathValue("pod"), "container": r.PathValue("container"),
+	}).Infof("%s refused", what)
+	_ = cristreaming.WriteError(err, w)
 }
 
 // writeError answers as the kubelet's router does: the status and the bare message.

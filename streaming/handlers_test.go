@@ -1,0 +1,118 @@
+package streaming
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// fakeHost has one pod, "ns/p" with container "c", whose log is "hello\n"; the runtime refuses
+// every stream with refuse.
+type fakeHost struct {
+	refuse  error
+	logErr  error
+	gotOpts *v1.PodLogOptions
+}
+
+func (f *fakeHost) GetPod(_ context.Context, ns, name string) (*v1.Pod, error) {
+	if ns != "ns" || name != "p" {
+		return nil, errors.New("not on this node")
+	}
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: "uid-1"},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c"}}},
+	}, nil
+}
+
+func (f *fakeHost) ContainerLogs(_ context.Context, _, _, _ string, opts *v1.PodLogOptions, stdout, _ io.Writer) error {
+	f.gotOpts = opts
+	if f.logErr != nil {
+		return f.logErr
+	}
+	_, err := io.WriteString(stdout, "hello\n")
+	return err
+}
+
+func (f *fakeHost) ExecURL(context.Context, *v1.Pod, types.UID, string, []string, Streams) (*url.URL, error) {
+	return nil, f.refuse
+}
+
+func (f *fakeHost) AttachURL(context.Context, *v1.Pod, types.UID, string, Streams) (*url.URL, error) {
+	return nil, f.refuse
+}
+
+func (f *fakeHost) PortForwardURL(context.Context, *v1.Pod, types.UID, []int32) (*url.URL, error) {
+	return nil, f.refuse
+}
+
+func TestHandlersAnswerAsTheKubelet(t *testing.T) {
+	host := &fakeHost{refuse: fmt.Errorf("container not found (%q)", "c")}
+	mux := http.NewServeMux()
+	Register(mux, host)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	cases := []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{"GET", "/containerLogs/ns/p/c?tailLines=1", 200, "hello\n"},
+		{"GET", "/containerLogs/ns/other/c", 404, `pod "other" does not exist`},
+		{"GET", "/containerLogs/ns/p/nope", 404, `container "nope" not found in pod "p"`},
+		{"GET", "/containerLogs/ns/p/c?tailLines=-1", 422, `{"message": "Invalid request."}`},
+		{"GET", "/containerLogs/ns/p/c?sinceTime=yesterday", 400, `{"message": "Unable to decode query."}`},
+		{"GET", "/containerLogs/ns/p/c?stream=Stderr", 400, `unable to return the given log stream: "Stderr". Please enable PodLogsQuerySplitStreams feature gate in kubelet`},
+		{"POST", "/containerLogs/ns/p/c", 405, ""},
+		{"GET", "/containerLogs/ns/p", 404, "404 page not found\n"},
+		{"POST", "/exec/ns/p/c?command=true&output=1", 500, `container not found ("c")`},
+		{"POST", "/exec/ns/p/uid-1/c?command=true&output=1", 500, `container not found ("c")`},
+		{"POST", "/exec/ns/other/c?command=true&output=1", 404, "pod does not exist"},
+		{"POST", "/attach/ns/p/c?output=1", 500, `container not found ("c")`},
+		{"POST", "/portForward/ns/p", 500, `container not found ("c")`},
+		{"POST", "/portForward/ns/p/uid-2", 404, "pod not found"},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			req, err := http.NewRequest(c.method, srv.URL+c.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != c.status || (c.body != "" && string(body) != c.body) {
+				t.Errorf("got %d %q, want %d %q", resp.StatusCode, body, c.status, c.body)
+			}
+		})
+	}
+	if host.gotOpts == nil || host.gotOpts.TailLines == nil || *host.gotOpts.TailLines != 1 {
+		t.Errorf("log options reached the host as %+v", host.gotOpts)
+	}
+}
+
+func TestLogErrorBeforeOutputIsABadRequest(t *testing.T) {
+	host := &fakeHost{logErr: errors.New(`previous terminated container "c" in pod "p" not found`)}
+	mux := http.NewServeMux()
+	Register(mux, host)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", "/containerLogs/ns/p/c?previous=true", nil))
+	if rec.Code != http.StatusBadRequest || rec.Body.String() != host.logErr.Error() {
+		t.Errorf("got %d %q", rec.Code, rec.Body.String())
+	}
+	if !host.gotOpts.Previous {
+		t.Error("previous not passed on")
+	}
+}
