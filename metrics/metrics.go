@@ -6,6 +6,7 @@ package metrics
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ type Recorder struct {
 	runtimeOpsTime   *prometheus.HistogramVec
 	runningPods      prometheus.Gauge
 	runningCont      *prometheus.GaugeVec
+	httpRequests     *prometheus.CounterVec
+	httpDuration     *prometheus.HistogramVec
+	httpInflight     *prometheus.GaugeVec
 
 	mu          sync.Mutex
 	knownStates map[string]bool
@@ -72,6 +76,19 @@ func New(node string) *Recorder {
 			Name: "kubelet_running_containers",
 			Help: "Number of containers currently running, by container state.",
 		}, []string{"container_state"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubelet_http_requests_total",
+			Help: "Number of the http requests received since the server started",
+		}, httpLabels),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kubelet_http_requests_duration_seconds",
+			Help:    "Duration in seconds to serve http requests",
+			Buckets: prometheus.DefBuckets,
+		}, httpLabels),
+		httpInflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kubelet_http_inflight_requests",
+			Help: "Number of the inflight http requests",
+		}, httpLabels),
 		knownStates: map[string]bool{},
 	}
 	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -80,9 +97,24 @@ func New(node string) *Recorder {
 	}, []string{"node"})
 	nodeName.WithLabelValues(node).Set(1)
 	r.registry.MustRegister(r.podWorker, r.podStart, r.runtimeOps, r.runtimeOpsErrors, r.runtimeOpsTime,
-		r.runningPods, r.runningCont, nodeName,
+		r.runningPods, r.runningCont, r.httpRequests, r.httpDuration, r.httpInflight, nodeName,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
+}
+
+var httpLabels = []string{"method", "path", "server_type", "long_running"}
+
+// HTTPRequest counts one kubelet API request and its time in flight until finished is called.
+func (r *Recorder) HTTPRequest(method, path, serverType string, longRunning bool) (finished func()) {
+	labels := []string{method, path, serverType, strconv.FormatBool(longRunning)}
+	start := time.Now()
+	r.httpRequests.WithLabelValues(labels...).Inc()
+	inflight := r.httpInflight.WithLabelValues(labels...)
+	inflight.Inc()
+	return func() {
+		inflight.Dec()
+		r.httpDuration.WithLabelValues(labels...).Observe(time.Since(start).Seconds())
+	}
 }
 
 // Handler serves the registry in the Prometheus text format.

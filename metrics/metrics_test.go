@@ -23,8 +23,11 @@ func TestRecorderExposesKubeletNames(t *testing.T) {
 	r.PodStarted(1500 * time.Millisecond)
 	r.RuntimeState(2, map[string]int{"running": 3, "exited": 1})
 	r.RuntimeState(1, map[string]int{"running": 1})
+	r.HTTPRequest("GET", "pods", "readwrite", false)()
+	open := r.HTTPRequest("POST", "exec", "readwrite", true)
 
 	out := scrape(t, r)
+	open()
 	for _, want := range []string{
 		`kubelet_node_name{node="node-1"} 1`,
 		`kubelet_runtime_operations_total{operation_type="run_podsandbox"} 2`,
@@ -38,6 +41,10 @@ func TestRecorderExposesKubeletNames(t *testing.T) {
 		`kubelet_running_containers{container_state="exited"} 0`,
 		`process_resident_memory_bytes`,
 		`go_goroutines`,
+		`kubelet_http_requests_total{long_running="false",method="GET",path="pods",server_type="readwrite"} 1`,
+		`kubelet_http_inflight_requests{long_running="false",method="GET",path="pods",server_type="readwrite"} 0`,
+		`kubelet_http_inflight_requests{long_running="true",method="POST",path="exec",server_type="readwrite"} 1`,
+		`kubelet_http_requests_duration_seconds_count{long_running="false",method="GET",path="pods",server_type="readwrite"} 1`,
 	} {
 		if !strings.Contains(out, want+"\n") && !strings.Contains(out, want+" ") {
 			t.Errorf("missing %q", want)

@@ -21,6 +21,8 @@ type Server struct {
 	auth   *Auth
 	routes *routeTable
 	log    *logrus.Entry
+	// requests counts requests when set (WithRequestMetrics).
+	requests RequestRecorder
 }
 
 // Option configures a Server.
@@ -50,9 +52,14 @@ func New(addr string, cert CertificateSource, auth *Auth, opts ...Option) (*Serv
 	return s, nil
 }
 
-// Handler is the authenticated, authorised router of every registered route.
+// Handler is the authenticated, authorised router of every registered route, counted when a
+// request recorder is set.
 func (s *Server) Handler() http.Handler {
-	return s.auth.Wrap(s.routes.mux())
+	h := s.auth.Wrap(s.routes.mux())
+	if s.requests != nil {
+		h = instrument(s.requests, s.routes.patterns(), h)
+	}
+	return h
 }
 
 // Run listens and serves until ctx ends.

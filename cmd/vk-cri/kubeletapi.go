@@ -105,6 +105,8 @@ type kubeletAPI struct {
 	// syncLoop answers the healthz "syncloop" check (nil: no such check).
 	syncLoop func() error
 	metrics  http.Handler
+	// requests counts the kubelet API's requests (nil: not counted).
+	requests server.RequestRecorder
 	configz  map[string]any
 	// extra are the route groups of other parts (streaming, stats ...). They are registered
 	// last, so a pattern they share with providerRoutes is theirs.
@@ -150,7 +152,7 @@ func runKubeletAPI(ctx context.Context, o *options, client kubernetes.Interface,
 			return err
 		}
 		srv, err := server.New(net.JoinHostPort(o.Address, strconv.Itoa(int(o.Port))), cert, auth,
-			server.WithLogger(log), server.WithRoutes(api.routes()...))
+			server.WithLogger(log), server.WithRoutes(api.routes()...), server.WithRequestMetrics(api.requests))
 		if err != nil {
 			return err
 		}

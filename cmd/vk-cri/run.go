@@ -250,6 +250,7 @@ func run(ctx context.Context, o *options) error {
 			providerHandler: vkRoutes.handler,
 			syncLoop:        p.SyncLoopHealthy,
 			metrics:         promMetrics.Handler(),
+			requests:        promMetrics,
 			configz:         configz,
 			// The kubelet's data paths replace virtual-kubelet's handlers of the same routes.
 			extra: append(measured.routes(), func(m server.Mux) {

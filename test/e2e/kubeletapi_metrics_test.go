@@ -95,6 +95,8 @@ func TestKubeletAPIMetricsMove(t *testing.T) {
 		{"kubelet_runtime_operations_total", map[string]string{"operation_type": "create_container"}},
 		{"kubelet_runtime_operations_duration_seconds", map[string]string{"operation_type": "start_container"}},
 		{"kubelet_runtime_operations_errors_total", map[string]string{"operation_type": "pull_image"}},
+		{"kubelet_http_requests_total", map[string]string{"method": "GET", "path": "metrics", "server_type": "readwrite", "long_running": "false"}},
+		{"kubelet_http_requests_duration_seconds", map[string]string{"method": "GET", "path": "metrics"}},
 	}
 	var after map[string]*dto.MetricFamily
 	// Gauges follow the runtime's listing (every second): wait for them rather than sleeping.
