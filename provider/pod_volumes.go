@@ -49,6 +49,14 @@ func (p *Provider) setUpVolumes(ctx context.Context, pod *v1.Pod) (blocked bool)
 	return blocked
 }
 
+// PodVolumesChanged asks for a sync of the pod: an object its volumes read has changed, and the
+// sync carries the change into the pod's volumes.
+func (p *Provider) PodVolumesChanged(uid types.UID) {
+	if rec, ok := p.pods.get(uid); ok {
+		rec.poke()
+	}
+}
+
 // containerMounts is the container's mounts list: its volumeMounts, with subPathExpr expanded
 // from its environment (the values by name).
 func (p *Provider) containerMounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([]*runtimeapi.Mount, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedv1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -150,6 +151,7 @@ func run(ctx context.Context, o *options) error {
 	var p *provider.Provider
 	vols := volumes.New(o.RootDir,
 		volumes.WithClient(client),
+		volumes.WithObjectWatches(ctx, func(uid types.UID) { p.PodVolumesChanged(uid) }),
 		volumes.WithForbidHostPath(o.ForbidHostPath),
 		volumes.WithAllocatable(func() v1.ResourceList { return p.NodeAllocatable() }),
 		volumes.WithLogger(entry))

@@ -68,6 +68,17 @@ func (m *Manager) getConfigMap(ctx context.Context, ns, name string, optional bo
 	if m.client == nil {
 		return nil, fmt.Errorf("no API client to read configmap %q", name)
 	}
+	if m.watcher != nil {
+		if obj, found, ok := m.watcher.cached(objectKey{Kind: kindConfigMap, Namespace: ns, Name: name}); ok {
+			switch {
+			case found:
+				return obj.(*v1.ConfigMap), nil
+			case optional:
+				return &v1.ConfigMap{}, nil
+			}
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmap"}, name)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	cm, err := m.client.CoreV1().ConfigMaps(ns).Get(ctx, name, getOptions)
@@ -87,6 +98,17 @@ func (m *Manager) getConfigMap(ctx context.Context, ns, name string, optional bo
 func (m *Manager) getSecret(ctx context.Context, ns, name string, optional bool) (*v1.Secret, error) {
 	if m.client == nil {
 		return nil, fmt.Errorf("no API client to read secret %q", name)
+	}
+	if m.watcher != nil {
+		if obj, found, ok := m.watcher.cached(objectKey{Kind: kindSecret, Namespace: ns, Name: name}); ok {
+			switch {
+			case found:
+				return obj.(*v1.Secret), nil
+			case optional:
+				return &v1.Secret{}, nil
+			}
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secret"}, name)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
