@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/distribution/reference"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -84,4 +85,20 @@ func ImageDigestRef(img *runtimeapi.Image) string {
 		return img.RepoDigests[0]
 	}
 	return img.Id
+}
+
+// WithDefaultTag checks an image reference as the kubelet does (docker's normalised reference
+// grammar) and adds the ":latest" tag an untagged, undigested reference implies. The error is
+// the kubelet's InvalidImageName message.
+func WithDefaultTag(image string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return "", fmt.Errorf("couldn't parse image name %q: %v", image, err)
+	}
+	_, tagged := named.(reference.Tagged)
+	_, digested := named.(reference.Digested)
+	if !tagged && !digested {
+		return image + ":latest", nil
+	}
+	return image, nil
 }

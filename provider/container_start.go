@@ -67,14 +67,7 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 	if err != nil {
 		return nil, err
 	}
-	var user imageUser
-	if img != nil {
-		if img.Uid != nil {
-			uid := img.Uid.Value
-			user.UID = &uid
-		}
-		user.Username = img.Username
-	}
+	user := imageUserOf(img)
 	mounts, err := p.containerMounts(pod, c, env.Values)
 	if err != nil {
 		return nil, err
@@ -105,4 +98,17 @@ func hostMaskedPaths() []string {
 		_, err := os.Stat(p)
 		return err == nil
 	})
+}
+
+// imageUserOf is the user an image runs as: its numeric UID, else its user name, else root
+// (an image that names no user runs as root).
+func imageUserOf(img *runtimeapi.Image) imageUser {
+	switch {
+	case img != nil && img.Uid != nil:
+		uid := img.Uid.Value
+		return imageUser{UID: &uid}
+	case img != nil && img.Username != "":
+		return imageUser{Username: img.Username}
+	}
+	return imageUser{UID: new(int64)}
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -284,5 +285,78 @@ func TestUsesClusterDNS(t *testing.T) {
 		if got := usesClusterDNS(pod); got != tc.want {
 			t.Errorf("policy %q hostNetwork %v: got %v, want %v", tc.policy, tc.hostNetwork, got, tc.want)
 		}
+	}
+}
+
+func TestDNSClusterFirstWithClusterDNS(t *testing.T) {
+	node := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(node, []byte("nameserver 10.0.0.2\nsearch corp.example\noptions timeout:2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := dnsSource{path: node, clusterDNS: []string{"10.96.0.10"}, clusterDomain: "cluster.local"}
+	pod := testPod()
+	pod.Spec.DNSPolicy = v1.DNSClusterFirst
+	got, warnings, err := d.forPodReport(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &runtimeapi.DNSConfig{
+		Servers:  []string{"10.96.0.10"},
+		Searches: []string{"default.svc.cluster.local", "svc.cluster.local", "cluster.local", "corp.example"},
+		Options:  []string{"ndots:5"},
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" || len(warnings) > 0 {
+		t.Errorf("ClusterFirst (-want +got):\n%s warnings %v", diff, warnings)
+	}
+	if d.missingClusterDNS(pod) {
+		t.Error("missingClusterDNS with cluster DNS configured")
+	}
+	// Default on the same node keeps the node's file.
+	pod.Spec.DNSPolicy = v1.DNSDefault
+	got, _, _ = d.forPodReport(pod)
+	if got.Servers[0] != "10.0.0.2" || len(got.Searches) != 1 {
+		t.Errorf("Default: %v", got)
+	}
+	// Host network with plain ClusterFirst: the node's file.
+	pod.Spec.DNSPolicy, pod.Spec.HostNetwork = v1.DNSClusterFirst, true
+	if got, _, _ = d.forPodReport(pod); got.Servers[0] != "10.0.0.2" {
+		t.Errorf("ClusterFirst on the host network: %v", got)
+	}
+	if (dnsSource{path: node}).missingClusterDNS(testPod()) != true {
+		t.Error("no cluster DNS: a ClusterFirst pod misses it")
+	}
+}
+
+func TestDNSLimits(t *testing.T) {
+	pod := testPod()
+	pod.Spec.DNSPolicy = v1.DNSNone
+	var searches []string
+	for i := 0; i < 40; i++ {
+		searches = append(searches, fmt.Sprintf("s%02d.example", i))
+	}
+	pod.Spec.DNSConfig = &v1.PodDNSConfig{Nameservers: []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"}, Searches: searches}
+	got, warnings, err := dnsSource{}.forPodReport(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Servers) != 3 || len(got.Searches) != 32 {
+		t.Errorf("%d nameservers and %d search domains, want 3 and 32", len(got.Servers), len(got.Searches))
+	}
+	want := []string{
+		"Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 192.0.2.1 192.0.2.2 192.0.2.3",
+		"Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " + strings.Join(searches[:32], " "),
+	}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	// Over 2048 characters: domains are cut from the end.
+	long := strings.Repeat("x", 60) + ".example"
+	pod.Spec.DNSConfig = &v1.PodDNSConfig{Searches: nil}
+	for i := 0; i < 31; i++ {
+		pod.Spec.DNSConfig.Searches = append(pod.Spec.DNSConfig.Searches, fmt.Sprintf("%02d%s", i, long))
+	}
+	got, warnings, _ = dnsSource{}.forPodReport(pod)
+	if n := len(strings.Join(got.Searches, " ")); n > 2048 || len(warnings) != 1 {
+		t.Errorf("search line of %d characters, warnings %v", n, warnings)
 	}
 }

@@ -11,6 +11,7 @@ const (
 	eventPulling           = "Pulling"
 	eventPulled            = "Pulled"
 	eventFailed            = "Failed"
+	eventInspectFailed     = "InspectFailed"
 	eventBackOff           = "BackOff"
 	eventErrImageNeverPull = "ErrImageNeverPull"
 	eventCreated           = "Created"

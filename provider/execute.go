@@ -188,6 +188,12 @@ func (p *Provider) removeOldInstances(ctx context.Context, pod *v1.Pod, rt *podR
 // ensureImage makes the container's image available according to its pull policy and returns
 // the image ID to create the container from.
 func (p *Provider) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, isInit bool, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	if _, err := cri.WithDefaultTag(c.Image); err != nil {
+		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventInspectFailed, "%s", msg)
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %s", cri.ReasonInvalidImageName)
+		return "", &cri.ImageError{Reason: cri.ReasonInvalidImageName, Message: msg, Err: err}
+	}
 	policy := c.ImagePullPolicy
 	if policy == "" {
 		policy = cri.DefaultPullPolicy(c.Image)

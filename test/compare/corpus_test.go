@@ -275,11 +275,6 @@ func unsupported(sc *scenario) map[string]int {
 			add("activeDeadlineSeconds", issueLifecyle)
 		}
 	}
-	for _, o := range sc.objs {
-		if o.Kind == "Service" {
-			add("service environment variables", issueEnv)
-		}
-	}
 	for _, pod := range sc.pods {
 		spec := &pod.Spec
 		for i := range spec.Volumes {
@@ -290,21 +285,13 @@ func unsupported(sc *scenario) map[string]int {
 		if spec.ActiveDeadlineSeconds != nil {
 			add("activeDeadlineSeconds", issueLifecyle)
 		}
-		if spec.DNSPolicy != "" || spec.DNSConfig != nil || len(spec.HostAliases) > 0 || spec.Subdomain != "" || spec.Hostname != "" || spec.SetHostnameAsFQDN != nil {
-			add("DNS and hosts settings", issueEnv)
+		// Pod-level resources and overhead do not limit the pod's own cgroup; user namespaces
+		// are not set up.
+		if spec.Overhead != nil || spec.Resources != nil {
+			add("pod-level resources", issueEnv)
 		}
-		if spec.EnableServiceLinks != nil {
-			add("service links", issueEnv)
-		}
-		if spec.ShareProcessNamespace != nil || spec.Overhead != nil || spec.Resources != nil {
-			add("pod-level settings", issueEnv)
-		}
-		if psc := spec.SecurityContext; psc != nil {
-			rest := *psc
-			rest.RunAsUser, rest.RunAsGroup = nil, nil
-			if !isZero(rest) {
-				add("pod security context beyond runAsUser/runAsGroup", issueEnv)
-			}
+		if spec.HostUsers != nil && !*spec.HostUsers {
+			add("user namespaces", issueEnv)
 		}
 		for i := range spec.InitContainers {
 			c := &spec.InitContainers[i]
@@ -320,27 +307,11 @@ func unsupported(sc *scenario) map[string]int {
 	return found
 }
 
-// varRefRE finds what the kubelet's $(VAR) expansion may rewrite in command, args and env
-// values: $(NAME) references, and $$ (an escaped $, which becomes a single $). A shell's own
-// $(command) with spaces is left alone by the kubelet; write `cmd` for a single word.
-var varRefRE = regexp.MustCompile(`\$\([A-Za-z_][A-Za-z0-9_.-]*\)|\$\$`)
-
 func containerUnsupported(c *v1.Container, add func(string, int)) {
 	for _, e := range c.Env {
-		if e.ValueFrom != nil {
-			add("env valueFrom", issueEnv)
+		if e.ValueFrom != nil && e.ValueFrom.FileKeyRef != nil {
+			add("env from a volume file", issueEnv)
 		}
-		if varRefRE.MatchString(e.Value) {
-			add("$(VAR) expansion", issueEnv)
-		}
-	}
-	for _, s := range append(append([]string{}, c.Command...), c.Args...) {
-		if varRefRE.MatchString(s) {
-			add("$(VAR) expansion", issueEnv)
-		}
-	}
-	if len(c.EnvFrom) > 0 {
-		add("envFrom", issueEnv)
 	}
 	if len(c.VolumeDevices) > 0 {
 		add("volume devices", issueVolumes)
@@ -350,16 +321,6 @@ func containerUnsupported(c *v1.Container, add func(string, int)) {
 	}
 	if c.TerminationMessagePath != "" || c.TerminationMessagePolicy != "" {
 		add("termination messages", issueLifecyle)
-	}
-	if len(c.Resources.Limits) > 0 || len(c.Resources.Requests) > 0 {
-		add("resources", issueEnv)
-	}
-	if csc := c.SecurityContext; csc != nil {
-		rest := *csc
-		rest.Privileged, rest.RunAsUser, rest.RunAsGroup, rest.ReadOnlyRootFilesystem = nil, nil, nil, nil
-		if !isZero(rest) {
-			add("security context beyond privileged/runAsUser/runAsGroup/readOnlyRootFilesystem", issueEnv)
-		}
 	}
 }
 
@@ -758,19 +719,11 @@ func TestUnsupported(t *testing.T) {
 			p.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: "v", DevicePath: "/dev/x"}}
 		},
 		"lifecycle hooks": func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{} },
-		"env valueFrom": func(p *v1.Pod, sc *scenario) {
-			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{}}}
+		"env from a volume file": func(p *v1.Pod, sc *scenario) {
+			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{}}}}
 		},
-		"$(VAR) expansion": func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].Args = []string{"$(A)"} },
-		"resources": func(p *v1.Pod, sc *scenario) {
-			p.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceMemory: {}}
-		},
-		"security context beyond privileged/runAsUser/runAsGroup/readOnlyRootFilesystem": func(p *v1.Pod, sc *scenario) {
-			p.Spec.Containers[0].SecurityContext.RunAsNonRoot = &no
-		},
-		"pod security context beyond runAsUser/runAsGroup": func(p *v1.Pod, sc *scenario) {
-			p.Spec.SecurityContext = &v1.PodSecurityContext{SupplementalGroups: []int64{1}}
-		},
+		"pod-level resources": func(p *v1.Pod, sc *scenario) { p.Spec.Resources = &v1.ResourceRequirements{} },
+		"user namespaces":     func(p *v1.Pod, sc *scenario) { p.Spec.HostUsers = new(false) },
 		"sidecar containers": func(p *v1.Pod, sc *scenario) {
 			always := v1.ContainerRestartPolicyAlways
 			p.Spec.InitContainers = []v1.Container{{Name: "s", RestartPolicy: &always}}
@@ -779,8 +732,6 @@ func TestUnsupported(t *testing.T) {
 		"termination messages": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].TerminationMessagePolicy = v1.TerminationMessageReadFile
 		},
-		"DNS and hosts settings":        func(p *v1.Pod, sc *scenario) { p.Spec.DNSPolicy = v1.DNSNone },
-		"service environment variables": func(p *v1.Pod, sc *scenario) { sc.objs = []object{{Kind: "Service"}} },
 	}
 	for want, mutate := range cases {
 		p := plain()
@@ -790,11 +741,6 @@ func TestUnsupported(t *testing.T) {
 		if _, ok := unsupported(sc)[want]; !ok {
 			t.Errorf("%s: unsupported = %v, want it listed", want, unsupported(sc))
 		}
-	}
-	p := plain()
-	p.Spec.Containers[0].Args = []string{`echo "$$"`}
-	if _, ok := unsupported(&scenario{pods: []*v1.Pod{p}})["$(VAR) expansion"]; !ok {
-		t.Errorf("$$ in args is rewritten by the kubelet's expansion and must be flagged")
 	}
 }
 

@@ -1,0 +1,81 @@
+package provider
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestAdmitPodSysctls(t *testing.T) {
+	policy, err := newSysctlPolicy([]string{"kernel.msgmax", "net.core.*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		sysctls []string
+		mod     func(*v1.Pod)
+		want    string // rejection message, "" admits
+	}{
+		{name: "none"},
+		{name: "safe", sysctls: []string{"net.ipv4.ip_unprivileged_port_start", "kernel.shm_rmid_forced"}},
+		{name: "safe, slash-separated", sysctls: []string{"net/ipv4/ip_local_port_range"}},
+		{name: "allowed unsafe", sysctls: []string{"kernel.msgmax"}},
+		{name: "allowed by prefix", sysctls: []string{"net.core.somaxconn"}},
+		{name: "not allowed", sysctls: []string{"kernel.msgmnb"}, want: `forbidden sysctl: "kernel.msgmnb" not allowlisted`},
+		{name: "first forbidden one named", sysctls: []string{"net.ipv4.tcp_syncookies", "vm.swappiness"}, want: `forbidden sysctl: "vm.swappiness" not allowlisted`},
+		{name: "net sysctl with host network", sysctls: []string{"net.ipv4.tcp_syncookies"}, mod: func(p *v1.Pod) { p.Spec.HostNetwork = true },
+			want: `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host Net enabled`},
+		{name: "ipc sysctl with host IPC", sysctls: []string{"kernel.msgmax"}, mod: func(p *v1.Pod) { p.Spec.HostIPC = true },
+			want: `forbidden sysctl: "kernel.msgmax" not allowed with host IPC enabled`},
+	}
+	for _, tc := range cases {
+		pod := testPod()
+		if tc.sysctls != nil {
+			pod.Spec.SecurityContext = &v1.PodSecurityContext{}
+			for _, s := range tc.sysctls {
+				pod.Spec.SecurityContext.Sysctls = append(pod.Spec.SecurityContext.Sysctls, v1.Sysctl{Name: s, Value: "1"})
+			}
+		}
+		if tc.mod != nil {
+			tc.mod(pod)
+		}
+		r := admitPod(pod, policy)
+		switch {
+		case tc.want == "" && r != nil:
+			t.Errorf("%s: rejected: %+v", tc.name, r)
+		case tc.want != "" && (r == nil || r.Reason != "SysctlForbidden" || r.Message != tc.want):
+			t.Errorf("%s: %+v, want SysctlForbidden %q", tc.name, r, tc.want)
+		}
+	}
+}
+
+func TestSysctlPatterns(t *testing.T) {
+	for _, ok := range []string{"kernel.msgmax", "net.*", "net.ipv4.route.*", "fs.mqueue.msg_max", "kernel.shm*"} {
+		if err := ValidateSysctlPatterns([]string{ok}); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"vm.swappiness", "kernel.*", "", "net.*.x"} {
+		if err := ValidateSysctlPatterns([]string{bad}); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+func TestRejectedStatus(t *testing.T) {
+	pod := testPod()
+	pod.Status.QOSClass = v1.PodQOSBestEffort
+	pod.Status.Conditions = []v1.PodCondition{
+		{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(testT0)},
+		{Type: v1.PodReady, Status: v1.ConditionFalse},
+	}
+	st := rejectedStatus(pod, &admissionRejection{Reason: "SysctlForbidden", Message: "forbidden sysctl: x"})
+	if st.Phase != v1.PodFailed || st.Reason != "SysctlForbidden" || st.Message != "Pod was rejected: forbidden sysctl: x" || st.QOSClass != v1.PodQOSBestEffort {
+		t.Errorf("status %+v", st)
+	}
+	if len(st.Conditions) != 1 || st.Conditions[0].Type != v1.PodScheduled {
+		t.Errorf("conditions %v, want PodScheduled only", st.Conditions)
+	}
+}
