@@ -158,3 +158,12 @@ func TestGeneratePodStatusProbesDecideReadiness(t *testing.T) {
 		}
 	}
 }
+
+func TestProbeCommandExpandsStaticEnv(t *testing.T) {
+	c := &v1.Container{Env: []v1.EnvVar{{Name: "FILE", Value: "/tmp/ok"}, {Name: "FROM", ValueFrom: &v1.EnvVarSource{}}}}
+	got := probeCommand(c, []string{"test", "-f", "$(FILE)", "$(FROM)x", "$(NONE)", "$$(FILE)"})
+	want := []string{"test", "-f", "/tmp/ok", "x", "$(NONE)", "$(FILE)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

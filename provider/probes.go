@@ -47,6 +47,16 @@ func (p *Provider) probeVerdictChanged(uid types.UID, k prober.Kind) {
 	rec.poke()
 }
 
+// probeCommand expands $(VAR) references in an exec probe's command from the container's env
+// as the spec writes it (a variable set from a source counts as empty), as the kubelet does.
+func probeCommand(c *v1.Container, cmd []string) []string {
+	env := make(map[string]string, len(c.Env))
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	return expandAll(cmd, envLookup(env))
+}
+
 // probeEvent records a probe's event on its container.
 func (p *Provider) probeEvent(pod *v1.Pod, container string, isInit bool, eventType, reason, message string) {
 	p.containerEvent(pod, container, isInit, eventType, reason, "%s", message)

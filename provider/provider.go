@@ -139,6 +139,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 	p.probes = prober.NewManager(context.Background(), p.lastStatus, rt.Runtime,
 		prober.WithEvents(p.probeEvent),
 		prober.WithUpdates(p.probeVerdictChanged),
+		prober.WithExecCommand(probeCommand),
 		prober.WithRestartPolicy(func(c *v1.Container, pod *v1.Pod, exitCode int32) bool { return shouldRestart(c, pod, exitCode) }),
 	)
 	return p

@@ -42,6 +42,12 @@ func WithRestartPolicy(f func(c *v1.Container, pod *v1.Pod, exitCode int32) bool
 	return func(m *Manager) { m.shouldRestart = f }
 }
 
+// WithExecCommand sets how an exec probe's command is prepared for its container (the kubelet
+// expands $(VAR) references from the container's env as written in the spec).
+func WithExecCommand(f func(c *v1.Container, cmd []string) []string) Option {
+	return func(m *Manager) { m.execCommand = f }
+}
+
 // WithHTTPClient sets the client of httpGet probes.
 func WithHTTPClient(c *HTTPClient) Option { return func(m *Manager) { m.http = c } }
 
@@ -57,6 +63,7 @@ type Manager struct {
 	onUpdate      func(types.UID, Kind)
 	jitter        func(time.Duration) time.Duration
 	shouldRestart func(c *v1.Container, pod *v1.Pod, exitCode int32) bool
+	execCommand   func(c *v1.Container, cmd []string) []string
 
 	liveness, readiness, startup *resultCache
 

@@ -35,7 +35,11 @@ func (m *Manager) runAction(ctx context.Context, p *v1.Probe, t target) (Outcome
 	}
 	switch {
 	case p.Exec != nil:
-		return Exec(ctx, m.execer, t.containerID, p.Exec.Command, timeout)
+		cmd := p.Exec.Command
+		if m.execCommand != nil {
+			cmd = m.execCommand(t.container, cmd)
+		}
+		return Exec(ctx, m.execer, t.containerID, cmd, timeout)
 	case p.HTTPGet != nil:
 		req, err := NewHTTPGetRequest(p.HTTPGet, t.container, t.podIP, "probe")
 		if err != nil {

@@ -182,8 +182,10 @@ func (sw *probeSwitches) accept(name string, l net.Listener) {
 func (sw *probeSwitches) handler(kind, name string) v1.ProbeHandler {
 	switch kind {
 	case "exec":
-		// busybox-static's wget crashes in these containers; nc speaks enough HTTP.
-		script := fmt.Sprintf(`printf 'GET /%s HTTP/1.0\r\n\r\n' | nc -w 4 %s %d | head -1 | grep -q ' 200 '`, name, sw.ip, sw.httpPort)
+		// busybox-static's wget crashes in these containers; nc speaks enough HTTP. The host comes
+		// from the container's env through $(PROBE_HOST), which vk-cri expands as the kubelet does
+		// (unexpanded, the shell would run a command named PROBE_HOST and the probe would fail).
+		script := fmt.Sprintf(`printf 'GET /%s HTTP/1.0\r\n\r\n' | nc -w 4 $(PROBE_HOST) %d | head -1 | grep -q ' 200 '`, name, sw.httpPort)
 		return v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", script}}}
 	case "httpGet":
 		return v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{

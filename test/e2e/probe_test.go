@@ -37,6 +37,7 @@ func probe(h v1.ProbeHandler, failureThreshold int32) *v1.Probe {
 // startup probes' own is 2 s: a kill that ends quickly shows the probe's grace was used.
 func probePod(sw *probeSwitches, kind, name, app string, startupFailures int32) *v1.Pod {
 	c := probedContainer("c")
+	c.Env = []v1.EnvVar{{Name: "PROBE_HOST", Value: sw.ip}}
 	probeGrace := int64(2)
 	c.StartupProbe = probe(sw.handler(kind, name+"-startup"), startupFailures)
 	c.StartupProbe.TerminationGracePeriodSeconds = &probeGrace
