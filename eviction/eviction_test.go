@@ -172,3 +172,37 @@ func TestActivePods(t *testing.T) {
 		t.Errorf("active pods %v, want only running", got)
 	}
 }
+
+func TestAdmit(t *testing.T) {
+	tolerating := pod("tolerating", 0, "")
+	tolerating.Spec.Tolerations = []v1.Toleration{{Key: v1.TaintNodeMemoryPressure, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+	critical := pod("critical", systemCriticalPriority, "")
+	mem := []v1.NodeConditionType{v1.NodeMemoryPressure}
+	disk := []v1.NodeConditionType{v1.NodeDiskPressure}
+	both := []v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure}
+	for _, tc := range []struct {
+		name       string
+		pod        *v1.Pod
+		bestEffort bool
+		pressure   []v1.NodeConditionType
+		want       string
+	}{
+		{name: "no pressure", pod: pod("a", 0, ""), bestEffort: true},
+		{name: "memory: burstable admitted", pod: pod("a", 0, "10Mi"), pressure: mem},
+		{name: "memory: besteffort rejected", pod: pod("a", 0, ""), bestEffort: true, pressure: mem, want: "The node had condition: [MemoryPressure]. "},
+		{name: "memory: tolerating besteffort admitted", pod: tolerating, bestEffort: true, pressure: mem},
+		{name: "disk: burstable rejected", pod: pod("a", 0, "10Mi"), pressure: disk, want: "The node had condition: [DiskPressure]. "},
+		{name: "memory and disk", pod: tolerating, bestEffort: true, pressure: both, want: "The node had condition: [MemoryPressure DiskPressure]. "},
+		{name: "critical admitted", pod: critical, bestEffort: true, pressure: both},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reason, msg := Admit(tc.pod, tc.pressure, tc.bestEffort)
+			if msg != tc.want || (tc.want != "" && reason != "Evicted") || (tc.want == "" && reason != "") {
+				t.Errorf("Admit = %q, %q; want Evicted, %q", reason, msg, tc.want)
+			}
+		})
+	}
+	if got := PressureList(map[v1.NodeConditionType]bool{v1.NodePIDPressure: true, v1.NodeMemoryPressure: true, v1.NodeDiskPressure: false}); len(got) != 2 || got[0] != v1.NodeMemoryPressure {
+		t.Errorf("PressureList = %v", got)
+	}
+}

@@ -128,6 +128,10 @@ func (m *Manager) synchronize(ctx context.Context) {
 			Reason:  v1.PodReasonTerminationByKubelet,
 			Message: c.message,
 		}
+		if isCritical(c.pod) {
+			m.log.WithField("pod", c.pod.Namespace+"/"+c.pod.Name).Warn("eviction manager: cannot evict a critical pod")
+			continue
+		}
 		if m.evictor.EvictPod(c.pod, c.message, cond, hardEvictionGrace) {
 			m.log.WithField("pod", c.pod.Namespace+"/"+c.pod.Name).Info("eviction manager: pod evicted")
 			return

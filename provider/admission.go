@@ -140,6 +140,9 @@ func (p *Provider) rejectIfInadmissible(rec *podRecord, pod *v1.Pod, rt *podRunt
 	}
 	r := admitPod(pod, p.sysctls)
 	if r == nil {
+		r = p.admitUnderPressure(pod)
+	}
+	if r == nil {
 		return false
 	}
 	p.podLog(pod).WithFields(map[string]any{"reason": r.Reason, "message": r.Message}).Warn("pod rejected")

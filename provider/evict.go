@@ -8,6 +8,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// PressureAdmission decides whether a new pod may start under the node's current pressure
+// (the eviction manager's admission): the rejection's reason and message, or "" to admit.
+type PressureAdmission func(pod *v1.Pod, bestEffort bool) (reason, message string)
+
+// admitUnderPressure applies the pressure admission, if any.
+func (p *Provider) admitUnderPressure(pod *v1.Pod) *admissionRejection {
+	if p.cfg.PressureAdmission == nil {
+		return nil
+	}
+	reason, message := p.cfg.PressureAdmission(pod, podQOS(pod) == v1.PodQOSBestEffort)
+	if reason == "" {
+		return nil
+	}
+	return &admissionRejection{Reason: reason, Message: message}
+}
+
 // reasonEvicted is the pod status reason (and event reason) of an eviction, as the kubelet's.
 const reasonEvicted = "Evicted"
 

@@ -58,6 +58,8 @@ type Config struct {
 	Volumes VolumeManager
 	// Metrics receives pod worker durations, pod start times and runtime counts; nil: none.
 	Metrics PodMetrics
+	// PressureAdmission, when set, refuses new pods while the node is under pressure.
+	PressureAdmission PressureAdmission
 }
 
 // Provider runs pods on a CRI runtime.

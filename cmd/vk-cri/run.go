@@ -179,6 +179,7 @@ func run(ctx context.Context, o *options) error {
 	}
 	if measured != nil {
 		pcfg.Stats = measured.collector
+		pcfg.PressureAdmission = measured.admit
 	}
 	p = provider.New(pcfg, rt, recorder, entry)
 

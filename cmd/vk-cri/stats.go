@@ -56,6 +56,11 @@ func startStats(o *options, rt *cri.Client, pods func() []*v1.Pod, evictor evict
 	return &measurement{collector: collector, cadvisorMetrics: collector.CadvisorMetricsHandler(), evictions: evictions}, nil
 }
 
+// admit is the eviction manager's admission of new pods under pressure.
+func (m *measurement) admit(pod *v1.Pod, bestEffort bool) (string, string) {
+	return eviction.Admit(pod, eviction.PressureList(m.evictions.Pressure()), bestEffort)
+}
+
 // routes serves /metrics/cadvisor on the kubelet API (none without stats).
 func (m *measurement) routes() []server.Registrar {
 	if m == nil {

@@ -334,6 +334,15 @@ func TestStatsEvictionBestEffortFirst(t *testing.T) {
 	if cond == nil || cond.Status != v1.ConditionTrue || cond.Reason != "KubeletHasInsufficientMemory" || cond.Message != "kubelet has insufficient memory available" {
 		t.Errorf("MemoryPressure condition %+v", cond)
 	}
+	// Under memory pressure the node refuses new BestEffort pods, as the kubelet's admission does
+	// (bound directly: the scheduler keeps pods off a node tainted for memory pressure).
+	late := basePod("late-besteffort", v1.Container{Name: "c", Image: image("busybox:latest"), Command: []string{"sleep", "100000"}})
+	late.Spec.NodeSelector, late.Spec.NodeName = nil, nodeName
+	createPod(t, ns, late)
+	rejected := waitPod(t, ns, late.Name, 60*time.Second, "rejected", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
+	if want := "Pod was rejected: The node had condition: [MemoryPressure]. "; rejected.Status.Reason != "Evicted" || rejected.Status.Message != want {
+		t.Errorf("pod started under memory pressure: reason %q message %q, want Evicted %q", rejected.Status.Reason, rejected.Status.Message, want)
+	}
 	// The Burstable pod goes next, since the pressure stays.
 	waitPod(t, ns, bu.Name, 90*time.Second, "evicted after the BestEffort pod", func(p *v1.Pod) bool {
 		return p.Status.Phase == v1.PodFailed && p.Status.Reason == "Evicted"
