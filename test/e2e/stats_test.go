@@ -72,13 +72,20 @@ func busyContainer(name string) v1.Container {
 // /metrics/resource and /metrics/cadvisor carry the pod's series.
 func TestStatsSummary(t *testing.T) {
 	ns := newNamespace(t)
-	pod := createPod(t, ns, basePod("stats", busyContainer("a"), busyContainer("b")))
+	// An emptyDir volume filled with 1 MiB by an init container (before the pod's summary).
+	spec := basePod("stats", busyContainer("a"), busyContainer("b"))
+	spec.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+	spec.Spec.InitContainers = []v1.Container{{Name: "fill", Image: image("busybox:latest"),
+		Command:      []string{"dd", "if=/dev/zero", "of=/scratch/f", "bs=1024", "count=1024"},
+		VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}}}
+	pod := createPod(t, ns, spec)
 	waitPod(t, ns, pod.Name, 2*time.Minute, "running", isRunningReady)
 
 	// Rates need two readings, file systems a first measurement: poll until everything is in.
 	var sum *statsapi.Summary
 	var lastProblems []string
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+	// Volumes are measured once a minute, as by the kubelet.
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 150*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err := getSummary(ctx)
 		if err != nil {
 			lastProblems = []string{err.Error()}
@@ -89,7 +96,7 @@ func TestStatsSummary(t *testing.T) {
 		return len(lastProblems) == 0, nil
 	})
 	if err != nil {
-		t.Fatalf("summary incomplete after 90s:\n  %s", strings.Join(lastProblems, "\n  "))
+		t.Fatalf("summary incomplete after 150s:\n  %s", strings.Join(lastProblems, "\n  "))
 	}
 
 	n, p := sum.Node, podInSummary(sum, ns, pod.Name)
@@ -167,7 +174,16 @@ func summaryProblems(sum *statsapi.Summary, ns, name string) []string {
 	check(p.Network != nil && p.Network.Name == "eth0" && positive(p.Network.RxBytes), "pod network")
 	check(p.ProcessStats != nil && p.ProcessStats.ProcessCount != nil && *p.ProcessStats.ProcessCount >= 2, "pod processes")
 	check(p.EphemeralStorage != nil && positive(p.EphemeralStorage.UsedBytes) && positive(p.EphemeralStorage.CapacityBytes), "pod ephemeral storage")
-	check(len(p.Containers) == 2, fmt.Sprintf("want 2 containers, got %d", len(p.Containers)))
+	check(len(p.Containers) == 2, fmt.Sprintf("want 2 running containers, got %d", len(p.Containers)))
+	var scratch *statsapi.VolumeStats
+	for i := range p.VolumeStats {
+		if p.VolumeStats[i].Name == "scratch" {
+			scratch = &p.VolumeStats[i]
+		}
+	}
+	check(scratch != nil && scratch.UsedBytes != nil && *scratch.UsedBytes >= 1<<20 && positive(scratch.InodesUsed) && positive(scratch.CapacityBytes), "emptyDir volume usage")
+	check(scratch != nil && p.EphemeralStorage != nil && p.EphemeralStorage.UsedBytes != nil && scratch.UsedBytes != nil &&
+		*p.EphemeralStorage.UsedBytes >= *scratch.UsedBytes, "ephemeral storage counts the emptyDir")
 	for _, c := range p.Containers {
 		check(!c.StartTime.IsZero(), c.Name+" start time")
 		check(c.CPU != nil && positive(c.CPU.UsageCoreNanoSeconds) && positive(c.CPU.UsageNanoCores), c.Name+" cpu")
@@ -397,6 +413,7 @@ func TestStatsMetricsServer(t *testing.T) {
 	}
 	samples := make(chan []cgroupSample, 1)
 	stop := make(chan struct{})
+	samplingFrom := time.Now()
 	go func() {
 		var out []cgroupSample
 		tick := time.NewTicker(200 * time.Millisecond)
@@ -436,14 +453,15 @@ func TestStatsMetricsServer(t *testing.T) {
 			return false, err
 		}
 		// Wait for a window that started after the sampling did.
-		return len(pm.Containers) == 1 && time.Since(pm.Timestamp.Time) < 10*time.Second, nil
+		return len(pm.Containers) == 1 && pm.Timestamp.Add(-pm.Window.Duration).After(samplingFrom.Add(time.Second)), nil
 	})
 	close(stop)
 	got := <-samples
 	if err != nil {
 		t.Fatalf("no metrics for pod %s/%s from metrics.k8s.io: %v", ns, pod.Name, err)
 	}
-	end := pm.Timestamp.Time
+	// The API's timestamp has whole seconds: the window ended within the second after it.
+	end := pm.Timestamp.Time.Add(500 * time.Millisecond)
 	start := end.Add(-pm.Window.Duration)
 	u0, ok0 := usageAt(got, start)
 	u1, ok1 := usageAt(got, end)
