@@ -129,9 +129,6 @@ func (c *Collector) snapshot(ctx context.Context) (*snapshot, error) {
 		md := sb.GetMetadata()
 		ps := podSnapshot{Sandbox: sb}
 		podCgroup := c.findPodCgroup(md.GetUid())
-		if podCgroup != "" {
-			ps.Cgroup = c.readCgroup(podCgroup, true, seen)
-		}
 		logDir := filepath.Join(c.cfg.PodLogRoot, md.GetNamespace()+"_"+md.GetName()+"_"+md.GetUid())
 		for _, ct := range byPod[sb.Id] {
 			cs := containerSnapshot{Container: ct, Stats: stats[ct.Id]}
@@ -142,6 +139,10 @@ func (c *Collector) snapshot(ctx context.Context) (*snapshot, error) {
 				cs.Logs = &u
 			}
 			ps.Containers = append(ps.Containers, cs)
+		}
+		// The pod is read right after its containers: its counters include theirs.
+		if podCgroup != "" {
+			ps.Cgroup = c.readCgroup(podCgroup, true, seen)
 		}
 		ps.Volumes, ps.EphemeralVolumes = c.volumes.stats(specs[md.GetUid()], c.cfg.RootDir, c.host, now)
 		s.Pods = append(s.Pods, ps)

@@ -127,7 +127,8 @@ func fixture(t *testing.T) *Collector {
 	attrs := func(id, name string) *runtimeapi.ContainerAttributes {
 		return &runtimeapi.ContainerAttributes{Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: name}}
 	}
-	// containerd 1.6 gives cumulative CPU but no rate, and memory without page faults.
+	// containerd 1.6 gives cumulative CPU but no rate, and memory without page faults; the
+	// cgroup readings (taken with the pod's) win where there are some.
 	rt.SetFakeContainerStats([]*runtimeapi.ContainerStats{
 		{Attributes: attrs("c-app", "app"),
 			Cpu:    &runtimeapi.CpuUsage{Timestamp: ts, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: 3_000_000_000}},

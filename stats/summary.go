@@ -228,8 +228,9 @@ func sumContainers(cs []statsapi.ContainerStats) (*statsapi.CPUStats, *statsapi.
 	return cpu, mem
 }
 
-// containerStats takes the runtime's figures and fills what it leaves out from the container's
-// cgroup.
+// containerStats takes CPU and memory from the container's cgroup, read in the same collection
+// as its pod's (so that containers never add up to more than their pod), and from the runtime
+// when the cgroup could not be read; file systems come from the runtime and the log directory.
 func containerStats(c *containerSnapshot, rootFs, imageFs *cadvisorapi.FsInfo, now time.Time) statsapi.ContainerStats {
 	cs := statsapi.ContainerStats{
 		Name:      c.Container.GetMetadata().GetName(),
@@ -242,6 +243,14 @@ func containerStats(c *containerSnapshot, rootFs, imageFs *cadvisorapi.FsInfo, n
 	rt := c.Stats
 	cs.CPU = &statsapi.CPUStats{Time: metav1.NewTime(now), UsageCoreNanoSeconds: ptr.To[uint64](0), UsageNanoCores: ptr.To[uint64](0)}
 	switch {
+	case cg != nil && cg.Cpu != nil:
+		cs.CPU.Time = metav1.NewTime(cg.Timestamp)
+		cs.CPU.UsageCoreNanoSeconds = ptr.To(cg.Cpu.Usage.Total)
+		if c.Cgroup.UsageNanoCores != nil {
+			cs.CPU.UsageNanoCores = ptr.To(*c.Cgroup.UsageNanoCores)
+		} else if v := rt.GetCpu().GetUsageNanoCores(); v != nil {
+			cs.CPU.UsageNanoCores = ptr.To(v.Value)
+		}
 	case rt.GetCpu() != nil:
 		cs.CPU.Time = metav1.NewTime(time.Unix(0, rt.Cpu.Timestamp))
 		if v := rt.Cpu.UsageCoreNanoSeconds; v != nil {
@@ -249,16 +258,23 @@ func containerStats(c *containerSnapshot, rootFs, imageFs *cadvisorapi.FsInfo, n
 		}
 		if v := rt.Cpu.UsageNanoCores; v != nil {
 			cs.CPU.UsageNanoCores = ptr.To(v.Value)
-		} else if c.Cgroup != nil && c.Cgroup.UsageNanoCores != nil {
-			cs.CPU.UsageNanoCores = ptr.To(*c.Cgroup.UsageNanoCores)
 		}
-	case cg != nil && cg.Cpu != nil:
-		cs.CPU.Time = metav1.NewTime(cg.Timestamp)
-		cs.CPU.UsageCoreNanoSeconds = ptr.To(cg.Cpu.Usage.Total)
-		cs.CPU.UsageNanoCores = ptr.To(ptr.Deref(c.Cgroup.UsageNanoCores, 0))
 	}
 	cs.Memory = &statsapi.MemoryStats{Time: metav1.NewTime(now), WorkingSetBytes: ptr.To[uint64](0), UsageBytes: ptr.To[uint64](0), RSSBytes: ptr.To[uint64](0)}
-	if m := rt.GetMemory(); m != nil {
+	switch m := rt.GetMemory(); {
+	case cg != nil && cg.Memory != nil:
+		cs.Memory.Time = metav1.NewTime(cg.Timestamp)
+		cs.Memory.WorkingSetBytes = ptr.To(cg.Memory.WorkingSet)
+		cs.Memory.UsageBytes = ptr.To(cg.Memory.Usage)
+		cs.Memory.RSSBytes = ptr.To(cg.Memory.RSS)
+		cs.Memory.PageFaults = ptr.To(cg.Memory.ContainerData.Pgfault)
+		cs.Memory.MajorPageFaults = ptr.To(cg.Memory.ContainerData.Pgmajfault)
+		if lim := c.Cgroup.MemoryLimit; lim > 0 && lim <= unlimitedMemory {
+			cs.Memory.AvailableBytes = ptr.To(lim - min(lim, cg.Memory.WorkingSet))
+		} else if m != nil {
+			cs.Memory.AvailableBytes = uintValue(m.AvailableBytes)
+		}
+	case m != nil:
 		cs.Memory.Time = metav1.NewTime(time.Unix(0, m.Timestamp))
 		cs.Memory.WorkingSetBytes = uintValue(m.WorkingSetBytes)
 		cs.Memory.UsageBytes = uintValue(m.UsageBytes)
@@ -266,16 +282,6 @@ func containerStats(c *containerSnapshot, rootFs, imageFs *cadvisorapi.FsInfo, n
 		cs.Memory.AvailableBytes = uintValue(m.AvailableBytes)
 		cs.Memory.PageFaults = uintValue(m.PageFaults)
 		cs.Memory.MajorPageFaults = uintValue(m.MajorPageFaults)
-	}
-	if cg != nil && cg.Memory != nil {
-		fillMissing(&cs.Memory.WorkingSetBytes, cg.Memory.WorkingSet)
-		fillMissing(&cs.Memory.UsageBytes, cg.Memory.Usage)
-		fillMissing(&cs.Memory.RSSBytes, cg.Memory.RSS)
-		fillMissing(&cs.Memory.PageFaults, cg.Memory.ContainerData.Pgfault)
-		fillMissing(&cs.Memory.MajorPageFaults, cg.Memory.ContainerData.Pgmajfault)
-		if cs.Memory.AvailableBytes == nil && c.Cgroup.MemoryLimit > 0 && c.Cgroup.MemoryLimit <= unlimitedMemory && c.Cgroup.MemoryLimit > cg.Memory.WorkingSet {
-			cs.Memory.AvailableBytes = ptr.To(c.Cgroup.MemoryLimit - cg.Memory.WorkingSet)
-		}
 	}
 	swapTime := now
 	if cg != nil {
@@ -301,14 +307,6 @@ func uintValue(v *runtimeapi.UInt64Value) *uint64 {
 		return nil
 	}
 	return ptr.To(v.Value)
-}
-
-// fillMissing sets *dst to v when the runtime gave nothing (or a zero, which containerd 1.6 sends
-// for the fields it does not fill).
-func fillMissing(dst **uint64, v uint64) {
-	if *dst == nil || (**dst == 0 && v != 0) {
-		*dst = ptr.To(v)
-	}
 }
 
 // ephemeralStorage is the pod's use of the node's file system: containers' writable layers and
