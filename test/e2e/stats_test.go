@@ -412,22 +412,27 @@ func TestStatsMetricsServer(t *testing.T) {
 		t.Fatalf("no cpuacct cgroup for container %s", cid)
 	}
 	samples := make(chan []cgroupSample, 1)
-	stop := make(chan struct{})
+	// stop carries the time the sampling must cover before it ends.
+	stop := make(chan time.Time, 1)
 	samplingFrom := time.Now()
 	go func() {
 		var out []cgroupSample
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
+		var until *time.Time
 		for {
 			if b, err := os.ReadFile(cgroupFile); err == nil {
 				if v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {
 					out = append(out, cgroupSample{at: time.Now(), usage: v})
 				}
 			}
-			select {
-			case <-stop:
+			if until != nil && len(out) > 0 && out[len(out)-1].at.After(*until) {
 				samples <- out
 				return
+			}
+			select {
+			case u := <-stop:
+				until = &u
 			case <-tick.C:
 			}
 		}
@@ -455,7 +460,8 @@ func TestStatsMetricsServer(t *testing.T) {
 		// Wait for a window that started after the sampling did.
 		return len(pm.Containers) == 1 && pm.Timestamp.Add(-pm.Window.Duration).After(samplingFrom.Add(time.Second)), nil
 	})
-	close(stop)
+	// The window ends within the second after the API's whole-second timestamp.
+	stop <- pm.Timestamp.Time.Add(time.Second)
 	got := <-samples
 	if err != nil {
 		t.Fatalf("no metrics for pod %s/%s from metrics.k8s.io: %v", ns, pod.Name, err)
