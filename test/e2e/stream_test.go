@@ -244,6 +244,8 @@ func TestLogsRotateBySizeAndCount(t *testing.T) {
 	p := runningPod(t, ns, basePod("noisy", shellContainer("c",
 		`i=0; while true; do i=$((i+1)); echo "line $i 0123456789012345678901234567890123456789012345678901"; if [ $((i % 500)) = 0 ]; then sleep 0.1; fi; done`)))
 	dir := filepath.Join(s.env["STACK_DIR"], "nodes", nodeName, "pods-logs", fmt.Sprintf("%s_%s_%s", ns, p.Name, p.UID), "c")
+	// A follower started now must see every line across the rotations, without a gap.
+	followed := followLines(t, ns, "noisy")
 	rotated := regexp.MustCompile(`^0\.log\.\d{8}-\d{6}(\.gz)?$`)
 	var names []string
 	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
@@ -283,6 +285,9 @@ func TestLogsRotateBySizeAndCount(t *testing.T) {
 			}
 		}
 		time.Sleep(time.Second) // let further rotations happen; the checks above hold at every moment
+	}
+	if n, gap := followed(); gap != "" || n < 2000 {
+		t.Errorf("kubectl logs -f across rotations: %d lines, gap: %q", n, gap)
 	}
 	// kubectl logs reads the current file, which holds the newest lines.
 	last := mustKubectl(t, nil, "", "logs", "-n", ns, "noisy", "--tail=1")
@@ -465,5 +470,56 @@ func TestStreamCopyBothWays(t *testing.T) {
 				t.Errorf("file copied back differs: %d bytes, want %d", len(got), len(data))
 			}
 		})
+	}
+}
+
+// followLines runs kubectl logs -f on a container printing "line N ..." and returns a function
+// that stops it and tells how many lines arrived and the first gap in their numbering, if any.
+func followLines(t *testing.T, ns, pod string) func() (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	cmd := exec.CommandContext(ctx, s.env["KUBECTL"], "--kubeconfig", s.env["KUBECONFIG"], "logs", "-n", ns, pod, "-f", "--tail=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		lines int
+		gap   string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		prev := -1
+		br := bufio.NewReader(out)
+		for {
+			// A line cut short when kubectl is stopped has no newline: it does not count.
+			text, err := br.ReadString('\n')
+			if err != nil {
+				break
+			}
+			var n int
+			if _, err := fmt.Sscanf(text, "line %d", &n); err != nil {
+				if r.gap == "" {
+					r.gap = fmt.Sprintf("unexpected line %q", text)
+				}
+				continue
+			}
+			if prev >= 0 && n != prev+1 && r.gap == "" {
+				r.gap = fmt.Sprintf("line %d after %d", n, prev)
+			}
+			prev = n
+			r.lines++
+		}
+		done <- r
+	}()
+	return func() (int, string) {
+		cancel()
+		r := <-done
+		_ = cmd.Wait()
+		return r.lines, r.gap
 	}
 }
