@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,7 +59,7 @@ func resolveEnv(ctx context.Context, objs ObjectSource, in envInput) (containerE
 		if err != nil {
 			return containerEnvironment{}, err
 		}
-		for _, k := range sortedKeys(data) {
+		for _, k := range slices.Sorted(maps.Keys(data)) {
 			set(from.Prefix+k, data[k])
 		}
 	}
@@ -86,7 +88,7 @@ func resolveEnv(ctx context.Context, objs ObjectSource, in envInput) (containerE
 	for _, k := range order {
 		list = append(list, &runtimeapi.KeyValue{Key: k, Value: []byte(values[k])})
 	}
-	for _, k := range sortedKeys(svcEnv) {
+	for _, k := range slices.Sorted(maps.Keys(svcEnv)) {
 		if _, declared := values[k]; !declared {
 			list = append(list, &runtimeapi.KeyValue{Key: k, Value: []byte(svcEnv[k])})
 			values[k] = svcEnv[k]
@@ -175,44 +177,50 @@ func (r *envRefs) valueFrom(ctx context.Context, in envInput, src *v1.EnvVarSour
 		return v, false, err
 	case src.ConfigMapKeyRef != nil:
 		ref := src.ConfigMapKeyRef
-		optional := isTrue(ref.Optional)
-		cm, err := r.configMap(ctx, ref.Name)
-		if err != nil {
-			if apierrors.IsNotFound(err) && optional {
-				return "", true, nil
+		return r.keyValue(ref.Name, ref.Key, "ConfigMap", isTrue(ref.Optional), func() (map[string]string, error) {
+			cm, err := r.configMap(ctx, ref.Name)
+			if err != nil {
+				return nil, err
 			}
-			return "", false, err
-		}
-		v, ok := cm.Data[ref.Key]
-		if !ok {
-			if optional {
-				return "", true, nil
-			}
-			return "", false, fmt.Errorf("couldn't find key %v in ConfigMap %v/%v", ref.Key, r.ns, ref.Name)
-		}
-		return v, false, nil
+			return cm.Data, nil
+		})
 	case src.SecretKeyRef != nil:
 		ref := src.SecretKeyRef
-		optional := isTrue(ref.Optional)
-		s, err := r.secret(ctx, ref.Name)
-		if err != nil {
-			if apierrors.IsNotFound(err) && optional {
-				return "", true, nil
+		return r.keyValue(ref.Name, ref.Key, "Secret", isTrue(ref.Optional), func() (map[string]string, error) {
+			s, err := r.secret(ctx, ref.Name)
+			if err != nil {
+				return nil, err
 			}
-			return "", false, err
-		}
-		v, ok := s.Data[ref.Key]
-		if !ok {
-			if optional {
-				return "", true, nil
+			v, ok := s.Data[ref.Key]
+			if !ok {
+				return map[string]string{}, nil
 			}
-			return "", false, fmt.Errorf("couldn't find key %v in Secret %v/%v", ref.Key, r.ns, ref.Name)
-		}
-		return string(v), false, nil
+			return map[string]string{ref.Key: string(v)}, nil
+		})
 	case src.FileKeyRef != nil:
 		return "", false, fmt.Errorf("env from a file of volume %q is not supported by vk-cri", src.FileKeyRef.VolumeName)
 	}
 	return "", false, nil
+}
+
+// keyValue reads one key of a ConfigMap's or Secret's data; a missing object or key of an
+// optional reference skips the variable, otherwise it is the kubelet's error.
+func (r *envRefs) keyValue(name, key, kind string, optional bool, data func() (map[string]string, error)) (string, bool, error) {
+	d, err := data()
+	if err != nil {
+		if apierrors.IsNotFound(err) && optional {
+			return "", true, nil
+		}
+		return "", false, err
+	}
+	v, ok := d[key]
+	if !ok {
+		if optional {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("couldn't find key %v in %s %v/%v", key, kind, r.ns, name)
+	}
+	return v, false, nil
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

@@ -3,7 +3,6 @@ package provider
 import (
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -71,14 +70,4 @@ func addServiceVars(out map[string]string, s *v1.Service) {
 
 func envName(s string) string {
 	return strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
-}
-
-// sortedKeys lists a map's keys in order, so that generated env lists are stable.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
