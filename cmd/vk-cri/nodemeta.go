@@ -3,7 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // validateNodeLabels checks --node-labels as the API server would check them on the Node.
 func validateNodeLabels(labels map[string]string) error {
 	var errs []error
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--node-labels: invalid key %q: %s", k, strings.Join(msgs, "; ")))
 		}
@@ -92,13 +93,4 @@ func nodeOwnerReferences(ctx context.Context, client kubernetes.Interface, clust
 		Name:       role.Name,
 		UID:        role.UID,
 	}}, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

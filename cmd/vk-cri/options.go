@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,7 +209,7 @@ func settingValue(raw json.RawMessage) string {
 	var m map[string]string
 	if err := json.Unmarshal(raw, &m); err == nil {
 		parts := make([]string, 0, len(m))
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			parts = append(parts, k+"="+m[k])
 		}
 		return strings.Join(parts, ",")
