@@ -24,7 +24,8 @@ type waitingReason struct {
 	Message string
 }
 
-// killTarget is a container instance to stop, and why.
+// killTarget is a container instance to stop, and why ("definition changed": the Killing
+// event then says "Container <name> definition changed, will be restarted").
 type killTarget struct {
 	ID     string
 	Name   string
@@ -115,7 +116,7 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 			a.ContainersToStart = append(a.ContainersToStart, i)
 		case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
 			if cur.Hash != containerHash(c) {
-				a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "Container spec hash changed"})
+				a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "definition changed"})
 				a.ContainersToStart = append(a.ContainersToStart, i)
 			} else if k, failed := probeFailure(pod, c, cur, probes, false); failed {
 				if restartsAfterProbeKill(pod, c) {

@@ -196,7 +196,7 @@ func TestComputePodActions(t *testing.T) {
 			want: podActions{
 				SandboxID:         "s1",
 				InitToStart:       -1,
-				ContainersToKill:  []killTarget{{ID: "c-a", Name: "a", Reason: "Container spec hash changed"}},
+				ContainersToKill:  []killTarget{{ID: "c-a", Name: "a", Reason: "definition changed"}},
 				ContainersToStart: []int{0},
 			},
 		},

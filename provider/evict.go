@@ -69,7 +69,7 @@ func (p *Provider) executeEviction(ctx context.Context, rec *podRecord, pod *v1.
 		p.podLog(pod).WithError(err).Warn("cannot read pod state from the runtime while evicting")
 		return runtimeRetry, false
 	}
-	p.killContainers(ctx, pod, rt.Containers, max(ev.grace, 1), "")
+	p.killContainers(ctx, pod, rt.Containers, max(ev.grace, 1), true)
 	p.stopSandboxes(ctx, pod, rt)
 	if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
 		rt = fresh

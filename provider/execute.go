@@ -30,7 +30,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	grace := gracePeriod(pod)
 
 	if a.KillPod {
-		p.killContainers(ctx, pod, rt.Containers, grace, "")
+		p.killContainers(ctx, pod, rt.Containers, grace, true)
 		p.stopSandboxes(ctx, pod, rt)
 	}
 	for _, k := range a.ContainersToKill {
@@ -38,7 +38,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		if k.Grace != nil {
 			g = *k.Grace
 		}
-		p.stopContainer(ctx, pod, k.ID, k.Name, g, k.killMessage())
+		p.stopContainer(ctx, pod, stopRequest{ID: k.ID, Name: k.Name, Grace: g, Message: k.killMessage(), Events: true})
 		if k.Keep {
 			continue
 		}
@@ -146,6 +146,13 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
 		return waitingReason{Reason: reasonCreateConfig, Message: err.Error()}, err
 	}
+	msgMount, err := terminationMessageMount(p.cfg.RootDir, pod, c)
+	if err != nil {
+		// The kubelet starts the container without the file then, and so does vk-cri.
+		p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("termination message file")
+	} else if msgMount != nil {
+		cfg.Mounts = append(cfg.Mounts, msgMount)
+	}
 	id, err := p.rt.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
 	if err != nil {
 		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
@@ -162,7 +169,34 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventStarted, "Container started")
 	p.podLog(pod).WithFields(map[string]any{"container": c.Name, "id": id, "restartCount": restartCount}).Info("container started")
 	p.removeOldInstances(ctx, pod, rt, c.Name)
+	if r, err := p.runPostStart(ctx, pod, c, isInit, id); err != nil {
+		return r, err
+	}
 	return waitingReason{}, nil
+}
+
+// postStartTimeout bounds a postStart hook. The kubelet waits for one without limit (until the
+// pod is deleted); vk-cri gives up after this long and treats the hook as failed.
+const postStartTimeout = 10 * time.Minute
+
+// runPostStart runs the container's postStart hook right after its start. The sync waits for it,
+// so the container is not reported running before it returns; a failed hook gets the container
+// killed, and it waits with PostStartHookError, as with the kubelet.
+func (p *Provider) runPostStart(ctx context.Context, pod *v1.Pod, c *v1.Container, isInit bool, id string) (waitingReason, error) {
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
+		return waitingReason{}, nil
+	}
+	hctx, cancel := context.WithTimeout(ctx, postStartTimeout)
+	defer cancel()
+	msg, err := p.hooks.run(hctx, hookTarget{Pod: pod, Container: c, ContainerID: id}, c.Lifecycle.PostStart)
+	if err == nil {
+		return waitingReason{}, nil
+	}
+	p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("postStart hook failed")
+	// Not the hook's message: it may hold what the command printed.
+	p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailedPostStartHook, "PostStartHook failed")
+	p.stopContainer(ctx, pod, stopRequest{ID: id, Name: c.Name, Grace: gracePeriod(pod), Message: eventFailedPostStartHook, Events: true})
+	return waitingReason{Reason: reasonPostStartHookError, Message: msg}, fmt.Errorf("postStart hook: %w", err)
 }
 
 // removeOldInstances keeps one dead instance of a container (for its last state and logs) and

@@ -163,6 +163,9 @@ func (in *inspector) containerStatus(ctx context.Context, c *runtimeapi.Containe
 		cs.ExitCode = st.ExitCode
 		cs.Reason = st.Reason
 		cs.Message = st.Message
+		if st.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			cs.Message = in.terminationMessage(ctx, st)
+		}
 		if st.StartedAt > 0 {
 			cs.StartedAt = time.Unix(0, st.StartedAt)
 		}

@@ -33,7 +33,8 @@ type Config struct {
 	ClusterDNS []string
 	// ClusterDomain is the cluster's DNS domain (cluster.local).
 	ClusterDomain string
-	// RootDir holds vk-cri's per-pod files (<root>/pods/<uid>/etc-hosts) and seccomp profiles.
+	// RootDir holds vk-cri's per-pod files (<root>/pods/<uid>/etc-hosts, the termination
+	// message files under pods/<uid>/containers) and seccomp profiles.
 	RootDir string
 	// Objects gives the ConfigMaps, Secrets and services containers refer to; without it,
 	// references cannot be resolved.
@@ -74,6 +75,7 @@ type Provider struct {
 	pulls     flowBackoff
 	dns       dnsSource
 	probes    probeManager
+	hooks     *hookRunner
 
 	// capacity is the node's memory and allocatable, set once the host has been read.
 	capacity atomic.Pointer[nodeCapacity]
@@ -119,6 +121,9 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		log.WithError(err).Warn("--allowed-unsafe-sysctls ignored")
 		sysctls, _ = newSysctlPolicy(nil)
 	}
+	if cfg.RootDir == "" {
+		cfg.RootDir = "/var/lib/vk-cri"
+	}
 	p := &Provider{
 		cfg:       cfg,
 		rt:        rt,
@@ -144,6 +149,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		prober.WithExecCommand(probeCommand),
 		prober.WithRestartPolicy(func(c *v1.Container, pod *v1.Pod, exitCode int32) bool { return shouldRestart(c, pod, exitCode) }),
 	)
+	p.hooks = p.newHookRunner()
 	return p
 }
 
@@ -284,6 +290,9 @@ func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 		rec.goneFromAPI = true
 	}
 	rec.deleting = true
+	if rec.cancelSync != nil {
+		rec.cancelSync()
+	}
 	rec.mu.Unlock()
 	rec.poke()
 }

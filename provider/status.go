@@ -30,6 +30,8 @@ type statusInput struct {
 	Reasons map[string]waitingReason
 	// Terminal is true while the pod is torn down or after it finished: nothing will start again.
 	Terminal bool
+	// Failure, when set, ends the pod Failed with its reason and message (an exceeded deadline).
+	Failure *podFailure
 	Now      time.Time
 	// Probes, when set, decides the containers' started and ready fields (else: running).
 	Probes probeStatus
@@ -97,7 +99,7 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 				st.LastTerminationState = toContainerState(prev, in.RuntimeName+"://"+prev.ID)
 			}
 		}
-		if r, ok := in.Reasons[c.Name]; ok && st.State.Running == nil && !in.Terminal {
+		if r, ok := in.Reasons[c.Name]; ok && st.State.Running == nil && !in.Terminal && mayRunAgain(in.Pod, c, insts) {
 			if st.State.Terminated != nil {
 				st.LastTerminationState = st.State
 			}
@@ -110,6 +112,19 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	}
 	return out
+}
+
+// mayRunAgain reports whether a container that is not running will be started (again): only
+// then does its status show why it waits, as with the kubelet.
+func mayRunAgain(pod *v1.Pod, c *v1.Container, insts []*containerState) bool {
+	if len(insts) == 0 || insts[0].State != runtimeapi.ContainerState_CONTAINER_EXITED {
+		return true
+	}
+	cur := insts[0]
+	if !isSidecar(c) && cur.ExitCode == 0 && isInitName(pod, c.Name) {
+		return false // an init container that succeeded is done
+	}
+	return shouldRestart(c, pod, cur.ExitCode)
 }
 
 // generatePodStatus computes the pod's status as the kubelet would report it.
@@ -150,6 +165,13 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 	if old.Phase == v1.PodSucceeded || old.Phase == v1.PodFailed {
 		s.Phase = old.Phase
 	}
+	if s.Phase == old.Phase {
+		// The reason and message belong to the phase.
+		s.Reason, s.Message = old.Reason, old.Message
+	}
+	if in.Failure != nil {
+		s.Phase, s.Reason, s.Message = v1.PodFailed, in.Failure.Reason, in.Failure.Message
+	}
 	initialized = initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
 	containersReady := containersReadyCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
 	ready := readyCondition(pod, old.Conditions, containersReady)
@@ -175,6 +197,7 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 		conds[i].LastTransitionTime = transitionTime(old.Conditions, conds[i], in.Now)
 	}
 	s.Conditions = conds
+	limitTerminationMessages(pod, &s)
 	return s
 }
 

@@ -41,6 +41,11 @@ type podRecord struct {
 	firstSeen time.Time
 	// probeWake is set when a readiness verdict alone asked for this sync.
 	probeWake bool
+	// failure is set when vk-cri ended the pod Failed itself (its active deadline passed).
+	failure *podFailure
+	// cancelSync, while a sync runs, interrupts it (a postStart hook, an image pull) when the
+	// pod is to be deleted, as the kubelet's pod workers do.
+	cancelSync func()
 
 	wake chan struct{}
 	done chan struct{}

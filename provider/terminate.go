@@ -16,34 +16,134 @@ import (
 	"github.com/vk-cri/vk-cri/cri"
 )
 
-// stopContainer stops one container, giving it grace seconds between SIGTERM and SIGKILL. The
-// Killing event says message ("Stopping container <name>" when empty).
-func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, id, name string, grace int64, message string) {
-	if pod != nil && pod.Spec.Containers != nil {
-		if message == "" {
-			message = "Stopping container " + name
+// minStopGrace is the least time a container gets between SIGTERM and SIGKILL, whatever is left
+// of its grace period after its preStop hook, as with the kubelet.
+const minStopGrace = 2
+
+// stopRequest is one container instance to stop and how.
+type stopRequest struct {
+	ID   string
+	Name string
+	// Grace is the grace period in seconds for the preStop hook and the stop together.
+	Grace int64
+	// Message is the Killing event's message; empty gives "Stopping container <name>".
+	Message string
+	// Events is false when the pod is gone from the API already: no events are recorded then.
+	Events bool
+	// WaitTurn, when set, blocks until the containers this one must outlive have stopped or
+	// the budget runs out.
+	WaitTurn func(budget time.Duration)
+}
+
+// stopContainer stops one container as the kubelet kills it: Killing event, preStop hook within
+// the grace period, then StopContainer with what is left of it (at least minStopGrace).
+func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, r stopRequest) {
+	spec := specOf(pod, r.Name)
+	isInit := pod != nil && isInitName(pod, r.Name)
+	if r.Events && pod != nil {
+		msg := r.Message
+		if msg == "" {
+			msg = "Stopping container " + r.Name
 		}
-		p.containerEvent(pod, name, isInitName(pod, name), v1.EventTypeNormal, eventKilling, "%s", message)
+		p.containerEvent(pod, r.Name, isInit, v1.EventTypeNormal, eventKilling, "%s", msg)
+	}
+	grace := r.Grace
+	if spec != nil && spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil && grace > 0 {
+		grace -= p.runPreStop(ctx, pod, spec, r, isInit)
+	}
+	if r.WaitTurn != nil && grace > 0 {
+		start := time.Now()
+		r.WaitTurn(time.Duration(grace) * time.Second)
+		grace -= int64(time.Since(start).Seconds())
+	}
+	if grace < minStopGrace {
+		grace = minStopGrace
 	}
 	// The runtime's own request timeout would cut a long grace period short.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(grace)*time.Second+time.Minute)
 	defer cancel()
-	if err := cri.IgnoreNotFound(p.rt.Runtime.StopContainer(sctx, id, grace)); err != nil {
-		p.log.WithError(err).WithFields(map[string]any{"container": name, "id": id}).Warn("stopping container")
+	if err := cri.IgnoreNotFound(p.rt.Runtime.StopContainer(sctx, r.ID, grace)); err != nil {
+		p.log.WithError(err).WithFields(map[string]any{"container": r.Name, "id": r.ID}).Warn("stopping container")
 	}
 }
 
-// killContainers stops every running container of the pod at once, as the kubelet does.
-func (p *Provider) killContainers(ctx context.Context, pod *v1.Pod, containers []*containerState, grace int64, message string) {
-	var wg sync.WaitGroup
+// runPreStop runs the container's preStop hook for at most r.Grace seconds and returns the whole
+// seconds it took. A hook still running then is left to the container's stop.
+func (p *Provider) runPreStop(ctx context.Context, pod *v1.Pod, spec *v1.Container, r stopRequest, isInit bool) int64 {
+	budget := time.Duration(r.Grace) * time.Second
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget+time.Minute)
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cancel()
+		if _, err := p.hooks.run(hctx, hookTarget{Pod: pod, Container: spec, ContainerID: r.ID}, spec.Lifecycle.PreStop); err != nil {
+			p.podLog(pod).WithError(err).WithField("container", r.Name).Warn("preStop hook failed")
+			if r.Events {
+				// Not the hook's message: it may hold what the command printed.
+				p.containerEvent(pod, r.Name, isInit, v1.EventTypeWarning, eventFailedPreStopHook, "PreStopHook failed")
+			}
+		}
+	}()
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		p.podLog(pod).WithField("container", r.Name).Info("preStop hook did not complete within the grace period")
+	}
+	return int64(time.Since(start).Seconds())
+}
+
+// killContainers stops every running container of the pod at once, as the kubelet does: each
+// runs its preStop hook, and sidecars get their SIGTERM only after the containers they outlive
+// have stopped (stopPrerequisites), all within the grace period.
+func (p *Provider) killContainers(ctx context.Context, pod *v1.Pod, containers []*containerState, grace int64, events bool) {
+	var live []*containerState
+	var names []string
 	for _, c := range containers {
 		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING && c.State != runtimeapi.ContainerState_CONTAINER_CREATED {
 			continue
 		}
+		live = append(live, c)
+		names = append(names, c.Name)
+	}
+	stopped := map[string]chan struct{}{}
+	for _, n := range names {
+		stopped[n] = make(chan struct{})
+	}
+	var prereqs map[string][]string
+	if pod != nil {
+		prereqs = stopPrerequisites(pod, names)
+	}
+	var wg sync.WaitGroup
+	for _, c := range live {
 		wg.Add(1)
 		go func(c *containerState) {
 			defer wg.Done()
-			p.stopContainer(ctx, pod, c.ID, c.Name, grace, message)
+			done := stopped[c.Name]
+			defer func() {
+				select {
+				case <-done:
+				default:
+					close(done)
+				}
+			}()
+			r := stopRequest{ID: c.ID, Name: c.Name, Grace: grace, Events: events}
+			if deps := prereqs[c.Name]; len(deps) > 0 {
+				r.WaitTurn = func(budget time.Duration) {
+					t := time.NewTimer(budget)
+					defer t.Stop()
+					for _, d := range deps {
+						select {
+						case <-stopped[d]:
+						case <-t.C:
+							return
+						}
+					}
+				}
+			}
+			p.stopContainer(ctx, pod, r)
 		}(c)
 	}
 	wg.Wait()
@@ -76,18 +176,15 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	}
 	// A pod force-deleted from the API (grace 0) is gone already: the kubelet records no
 	// Killing event for its containers then.
-	eventPod := pod
 	rec.mu.Lock()
-	if rec.gracePeriod == 0 || (rec.goneFromAPI && !rec.deletedInAPI) {
-		eventPod = nil
-	}
+	events := !(rec.gracePeriod == 0 || (rec.goneFromAPI && !rec.deletedInAPI))
 	rec.mu.Unlock()
 	if grace < 1 {
-		// A zero grace period means "as fast as possible", which still lets the process see SIGTERM
-		// for a moment, as with the kubelet's minimum.
+		// Like the kubelet, a zero grace period still gives 1 s (to the preStop hook, if any);
+		// the container itself always gets minStopGrace after its SIGTERM.
 		grace = 1
 	}
-	p.killContainers(ctx, eventPod, rt.Containers, grace, "")
+	p.killContainers(ctx, pod, rt.Containers, grace, events)
 	p.stopSandboxes(ctx, pod, rt)
 	if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
 		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
@@ -121,6 +218,9 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	// The pod's logs go with it, as the kubelet removes the log directory of a deleted pod.
 	if err := os.RemoveAll(podLogDir(p.cfg.PodLogRoot, pod)); err != nil {
 		log.WithError(err).Warn("removing the pod's log directory")
+	}
+	if err := removePodContainerDirs(p.cfg.RootDir, string(rec.uid)); err != nil {
+		log.WithError(err).Warn("removing the pod's termination message files")
 	}
 	log.Info("pod terminated and removed from the runtime")
 	p.probes.RemovePod(rec.uid)

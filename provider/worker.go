@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // runtimeRetry is how soon a sync that could not reach the runtime is tried again.
@@ -71,6 +72,17 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	if evicted != nil && !finished {
 		return p.executeEviction(ctx, rec, pod, evicted)
 	}
+	// A deletion interrupts this sync (a postStart hook, an image pull), as with the kubelet.
+	ctx, cancel := context.WithCancel(ctx)
+	rec.mu.Lock()
+	rec.cancelSync = cancel
+	rec.mu.Unlock()
+	defer func() {
+		rec.mu.Lock()
+		rec.cancelSync = nil
+		rec.mu.Unlock()
+		cancel()
+	}()
 	log := p.podLog(pod)
 	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
 	if err != nil {
@@ -89,6 +101,18 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	}
 	acted := false
 	if !finished {
+		rec.mu.Lock()
+		var started *metav1.Time
+		if rec.status != nil {
+			started = rec.status.StartTime
+		}
+		rec.mu.Unlock()
+		exceeded, left := activeDeadline(pod, started, time.Now())
+		if exceeded {
+			p.failPod(ctx, rec, pod, rt, podFailure{Reason: reasonDeadlineExceeded, Message: messageDeadlineExceeded})
+			return next, false
+		}
+		next = minPositive(next, left)
 		p.probes.AddPod(pod)
 		actions := computePodActions(pod, rt, p.restarts, p.probes)
 		acted = actions.changesRuntime()
@@ -98,9 +122,13 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			p.reportStatus(rec, pod, rt, false)
 		}
 		reasons, retry := p.execute(ctx, rec, pod, rt, actions)
-		rec.mu.Lock()
-		rec.reasons = reasons
-		rec.mu.Unlock()
+		// Like the kubelet's reason cache, why a container could not start shows from the next
+		// sync on: this sync's status is generated from what earlier syncs found.
+		defer func() {
+			rec.mu.Lock()
+			rec.reasons = reasons
+			rec.mu.Unlock()
+		}()
 		next = minPositive(next, minPositive(actions.NextSync, retry))
 		if actions.changesRuntime() {
 			if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
@@ -154,7 +182,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 	if rec.status != nil {
 		in.Status = *rec.status.DeepCopy()
 	}
-	reasons, evicted := rec.reasons, rec.evicted
+	reasons, evicted, failure := rec.reasons, rec.evicted, rec.failure
 	rec.mu.Unlock()
 
 	st := generatePodStatus(statusInput{
@@ -164,6 +192,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 		HostIPs:     p.cfg.NodeIPs,
 		Reasons:     reasons,
 		Terminal:    terminal,
+		Failure:     failure,
 		Now:         time.Now(),
 		Probes:      p.probes,
 	})
@@ -191,4 +220,25 @@ func (p *Provider) setStatus(rec *podRecord, pod *v1.Pod, st v1.PodStatus) {
 		out.Status = st
 		p.publish(out)
 	}
+}
+
+// failPod ends a pod that may not run any longer (its active deadline passed) as the kubelet
+// does: an event, its containers stopped within the grace period (preStop hooks included), its
+// sandbox stopped, then the Failed phase with the reason, reported once nothing runs.
+func (p *Provider) failPod(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime, why podFailure) {
+	log := p.podLog(pod).WithField("reason", why.Reason)
+	log.Info("ending the pod")
+	p.podEvent(pod, v1.EventTypeNormal, why.Reason, "%s", why.Message)
+	p.killContainers(ctx, pod, rt.Containers, gracePeriod(pod), true)
+	p.stopSandboxes(ctx, pod, rt)
+	rec.mu.Lock()
+	rec.finished = true
+	rec.failure = &why
+	rec.mu.Unlock()
+	if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
+		rt = fresh
+	} else {
+		log.WithError(err).Warn("cannot read pod state from the runtime")
+	}
+	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, true, false))
 }
