@@ -105,6 +105,11 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 		nextInit(pod, rt, sb.ID, bo, probes, &a)
 		return a
 	}
+	if regularContainersDone(pod, rt) && sidecarRunning(pod, rt) {
+		// Nothing is left for the sidecars to serve: the kubelet stops them with the sandbox.
+		a.KillPod = true
+		return a
+	}
 	sidecarActions(pod, rt, sb.ID, bo, probes, &a)
 
 	kept, probeKills := 0, false
@@ -150,6 +155,28 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 		a.KillPod, a.ContainersToKill, a.SidecarsToStart = true, nil, nil
 	}
 	return a
+}
+
+// regularContainersDone reports whether every regular container exited and will not run again.
+func regularContainersDone(pod *v1.Pod, rt *podRuntime) bool {
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cur := rt.latest(c.Name)
+		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || shouldRestart(c, pod, cur.ExitCode) {
+			return false
+		}
+	}
+	return true
+}
+
+func sidecarRunning(pod *v1.Pod, rt *podRuntime) bool {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if cur := rt.latest(c.Name); isSidecar(c) && cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return true
+		}
+	}
+	return false
 }
 
 // sandboxActions handles a pod without a live sandbox: a first start, or a sandbox that died.

@@ -504,6 +504,19 @@ func TestComputePodActions(t *testing.T) {
 			want: podActions{SandboxID: "s1", InitToStart: -1},
 		},
 
+		{
+			name: "regular containers done for good: running sidecars are stopped with the pod",
+			pod:  testPod(withRestart(v1.RestartPolicyNever), withInit(side), withContainers(a)),
+			rt:   rtOf(sbs(s1), running(side, "c-side", "s1"), exited(a, "c-a", "s1", 0)),
+			want: podActions{SandboxID: "s1", InitToStart: -1, KillPod: true},
+		},
+		{
+			name: "a regular container that will restart keeps the sidecars",
+			pod:  testPod(withRestart(v1.RestartPolicyOnFailure), withInit(side), withContainers(a)),
+			rt:   rtOf(sbs(s1), running(side, "c-side", "s1"), exited(a, "c-a", "s1", 1)),
+			want: podActions{SandboxID: "s1", InitToStart: -1, ContainersToStart: []int{0}},
+		},
+
 		// --- kubelet behaviour not reproduced (see the report) ---
 		{
 			name: "sidecar running: the next init container starts",

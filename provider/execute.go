@@ -32,6 +32,9 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	if a.KillPod {
 		p.killContainers(ctx, pod, rt.Containers, grace, true)
 		p.stopSandboxes(ctx, pod, rt)
+		if !a.CreateSandbox {
+			return reasons, 0
+		}
 	}
 	for _, k := range a.ContainersToKill {
 		g := grace
@@ -96,6 +99,15 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	return reasons, retry
 }
 
+// failedEvent records a container's Failed event, unless the sync was interrupted (the pod is
+// being deleted): the failure is then vk-cri's own doing, and the kubelet records none.
+func (p *Provider) failedEvent(ctx context.Context, pod *v1.Pod, name string, isInit bool, format string, args ...any) {
+	if ctx.Err() != nil {
+		return
+	}
+	p.containerEvent(pod, name, isInit, v1.EventTypeWarning, eventFailed, format, args...)
+}
+
 func (p *Provider) runSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
 	// The runtime writes container logs below this directory but does not create it.
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
@@ -143,7 +155,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	}
 	cfg, err := p.prepareContainer(ctx, pod, c, imageRef, restartCount, rt)
 	if err != nil {
-		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
+		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
 		return waitingReason{Reason: reasonCreateConfig, Message: err.Error()}, err
 	}
 	msgMount, err := terminationMessageMount(p.cfg.RootDir, pod, c)
@@ -155,7 +167,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	}
 	id, err := p.rt.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
 	if err != nil {
-		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
+		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
 		return waitingReason{Reason: reasonCreateContainer, Message: err.Error()}, fmt.Errorf("CreateContainer: %w", err)
 	}
 	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventCreated, "Container created")
@@ -163,7 +175,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		p.restarts.Restarted(backoffKey(pod, c.Name), prev.FinishedAt)
 	}
 	if err := p.rt.Runtime.StartContainer(ctx, id); err != nil {
-		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %v", err)
+		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
 		return waitingReason{Reason: reasonRunContainer, Message: err.Error()}, fmt.Errorf("StartContainer: %w", err)
 	}
 	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventStarted, "Container started")
@@ -260,8 +272,8 @@ func (p *Provider) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	ref, err := p.pullImage(pctx, pod, c.Image, sbCfg)
 	if err != nil {
 		p.pulls.Restarted(key, time.Now())
-		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Failed to pull image %q: %v", c.Image, err)
-		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %s", cri.ReasonErrImagePull)
+		p.failedEvent(ctx, pod, c.Name, isInit, "Failed to pull image %q: %v", c.Image, err)
+		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %s", cri.ReasonErrImagePull)
 		return "", &cri.ImageError{Reason: cri.ReasonErrImagePull, Message: fmt.Sprintf("failed to pull image %q: %v", c.Image, err), Err: err}
 	}
 	took := time.Since(start)

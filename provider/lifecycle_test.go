@@ -287,3 +287,64 @@ func TestLimitTerminationMessages(t *testing.T) {
 		t.Errorf("last state message %d bytes, want %d", got, per)
 	}
 }
+
+func TestSurplusDeadInstances(t *testing.T) {
+	a, b := ctr("a"), ctr("b")
+	rt := rtOf(sbs(sandbox("sb1", 0, true)),
+		running(a, "a3", "sb1", restarts(3)),
+		exited(a, "a2", "sb1", 1, restarts(2)),
+		exited(a, "a1", "sb1", 1, restarts(1)),
+		exited(b, "b1", "sb1", 1, restarts(1)),
+		exited(b, "b0", "sb1", 1, restarts(0)),
+	)
+	var ids []string
+	for _, c := range surplusDeadInstances(rt) {
+		ids = append(ids, c.ID)
+	}
+	// The newest dead instance of each container stays (its logs, its status); older ones go.
+	if want := []string{"a1", "b0"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("removed %v, want %v", ids, want)
+	}
+	if got := surplusDeadInstances(rtOf(nil, running(a, "a0", "sb1"))); len(got) != 0 {
+		t.Errorf("a running container alone: removed %v", got)
+	}
+}
+
+func TestLastStateKeptWhenThePreviousInstanceIsGone(t *testing.T) {
+	c := ctr("app")
+	pod := testPod(withContainers(c))
+	// The status reported while instance 1 had just died, with instance 0 in the runtime.
+	pod.Status = generatePodStatus(statusInput{
+		Pod: pod, RuntimeName: "containerd", Now: testT0,
+		Runtime: rtOf(sbs(sandbox("sb1", 0, true)), exited(c, "c1", "sb1", 2, restarts(1)), exited(c, "c0", "sb1", 1)),
+	})
+	// Instance 0 removed, the back-off shown: the last state is the instance that just died.
+	st := generatePodStatus(statusInput{
+		Pod: pod, RuntimeName: "containerd", Now: testT0,
+		Runtime: rtOf(sbs(sandbox("sb1", 0, true)), exited(c, "c1", "sb1", 2, restarts(1))),
+		Reasons: map[string]waitingReason{"app": {Reason: reasonCrashLoopBackOff}},
+	})
+	cs := st.ContainerStatuses[0]
+	if cs.State.Waiting == nil || cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 2 {
+		t.Fatalf("state %+v last %+v", cs.State, cs.LastTerminationState)
+	}
+	// Instance 2 running: the last state carried over from the status is instance 1's.
+	pod.Status = st
+	st = generatePodStatus(statusInput{
+		Pod: pod, RuntimeName: "containerd", Now: testT0,
+		Runtime: rtOf(sbs(sandbox("sb1", 0, true)), running(c, "c2", "sb1", restarts(2)), exited(c, "c1", "sb1", 2, restarts(1))),
+	})
+	if lt := st.ContainerStatuses[0].LastTerminationState.Terminated; lt == nil || lt.ContainerID != "containerd://c1" {
+		t.Errorf("last state %+v", lt)
+	}
+	// Only instance 2 left in the runtime (running): the status keeps instance 1 as last state.
+	pod.Status = st
+	st = generatePodStatus(statusInput{
+		Pod: pod, RuntimeName: "containerd", Now: testT0,
+		Runtime: rtOf(sbs(sandbox("sb1", 0, true)), running(c, "c2", "sb1", restarts(2))),
+	})
+	if lt := st.ContainerStatuses[0].LastTerminationState.Terminated; lt == nil || lt.ContainerID != "containerd://c1" {
+		t.Errorf("carried-over last state %+v", lt)
+	}
+}
+

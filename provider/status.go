@@ -97,6 +97,8 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 			if len(insts) > 1 {
 				prev := insts[1]
 				st.LastTerminationState = toContainerState(prev, in.RuntimeName+"://"+prev.ID)
+			} else if old, ok := findStatus(oldStatuses(in.Pod, isInit), c.Name); ok {
+				st.LastTerminationState = keptLastState(old, st.ContainerID)
 			}
 		}
 		if r, ok := in.Reasons[c.Name]; ok && st.State.Running == nil && !in.Terminal && mayRunAgain(in.Pod, c, insts) {
@@ -112,6 +114,27 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	}
 	return out
+}
+
+// oldStatuses are the container statuses of the pod's previous status.
+func oldStatuses(pod *v1.Pod, isInit bool) []v1.ContainerStatus {
+	if isInit {
+		return pod.Status.InitContainerStatuses
+	}
+	return pod.Status.ContainerStatuses
+}
+
+// keptLastState is the last termination state of a container whose previous instance the
+// runtime no longer holds (removed once dead, as the kubelet removes them): the previous status
+// says what it was, as the kubelet carries it over.
+func keptLastState(old v1.ContainerStatus, currentID string) v1.ContainerState {
+	if old.ContainerID != currentID && old.State.Terminated != nil {
+		return v1.ContainerState{Terminated: old.State.Terminated.DeepCopy()}
+	}
+	if old.LastTerminationState.Terminated != nil {
+		return v1.ContainerState{Terminated: old.LastTerminationState.Terminated.DeepCopy()}
+	}
+	return v1.ContainerState{}
 }
 
 // mayRunAgain reports whether a container that is not running will be started (again): only

@@ -102,7 +102,9 @@ func (p *Provider) killContainers(ctx context.Context, pod *v1.Pod, containers [
 	var live []*containerState
 	var names []string
 	for _, c := range containers {
-		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING && c.State != runtimeapi.ContainerState_CONTAINER_CREATED {
+		// Like the kubelet, only running containers are stopped (and get events); one created
+		// but never started is just removed with the pod.
+		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
 		live = append(live, c)

@@ -140,7 +140,9 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	status := p.computeStatus(rec, pod, rt, finished, false)
 	if !finished && isTerminalPhase(status.Phase) {
 		// The kubelet stops a finished pod's sandbox before it reports the terminal phase (the
-		// API accepts no status change after it); its containers stay for logs and status.
+		// API accepts no status change after it); its containers stay for logs and status. Until
+		// then it reports the last phase with the conditions of the terminal one.
+		p.setStatus(rec, pod, interimStatus(status, rec.view().Status))
 		p.stopSandboxes(ctx, pod, rt)
 		rec.mu.Lock()
 		rec.finished = true
@@ -161,6 +163,9 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		// container started by this sync is probed from the next one (the relister's).
 		p.probes.TriggerUnready(pod, &status)
 	}
+	// After the status that still shows them: the relister notices the removal and the next
+	// sync reports what this one found (a back-off), as the kubelet's container deletor makes it.
+	p.removeDeadInstances(ctx, pod, rt)
 	return next, false
 }
 
@@ -241,4 +246,16 @@ func (p *Provider) failPod(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		log.WithError(err).Warn("cannot read pod state from the runtime")
 	}
 	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, true, false))
+}
+
+// interimStatus is what the kubelet's status manager reports for a pod that reached a terminal
+// phase before its sandbox is stopped: the terminal status with the previous phase, reason and
+// message.
+func interimStatus(terminal, previous v1.PodStatus) v1.PodStatus {
+	st := *terminal.DeepCopy()
+	st.Phase, st.Reason, st.Message = previous.Phase, previous.Reason, previous.Message
+	if st.Phase == "" {
+		st.Phase = v1.PodPending
+	}
+	return st
 }
