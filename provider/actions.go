@@ -39,6 +39,10 @@ type killTarget struct {
 	Keep bool
 }
 
+// killNotStarted is the reason of a kill of an instance that was created but never started: it
+// is removed, not kept as a dead instance.
+const killNotStarted = "container not started"
+
 // podActions is what one sync must do for a pod. computePodActions fills it from the spec and
 // the runtime's state alone, so that every lifecycle rule is table-tested without a runtime.
 type podActions struct {
@@ -145,7 +149,7 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 			a.ContainersToStart = append(a.ContainersToStart, i)
 		default:
 			// Created but never started, or unknown: that instance is unusable, start a fresh one.
-			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "container not started"})
+			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: killNotStarted})
 			a.ContainersToStart = append(a.ContainersToStart, i)
 		}
 	}
@@ -279,7 +283,7 @@ func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, probes 
 			a.InitToStart = i
 			return
 		default:
-			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "container not started"})
+			a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: killNotStarted})
 			a.InitToStart = i
 			return
 		}
@@ -309,7 +313,7 @@ func sidecarActions(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, p
 			a.SidecarsToStart = append(a.SidecarsToStart, i)
 		default:
 			if cur != nil {
-				a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "container not started"})
+				a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: killNotStarted})
 			}
 			a.SidecarsToStart = append(a.SidecarsToStart, i)
 		}

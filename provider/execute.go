@@ -42,7 +42,9 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 			g = *k.Grace
 		}
 		p.stopContainer(ctx, pod, stopRequest{ID: k.ID, Name: k.Name, Grace: g, Message: k.killMessage(), Events: true})
-		if k.Keep {
+		if k.Keep || k.Reason != killNotStarted {
+			// A stopped instance stays, as with the kubelet, for the last state and previous logs
+			// of its successor; removeDeadInstances clears it later.
 			continue
 		}
 		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, k.ID)); err != nil {

@@ -201,16 +201,3 @@ func (in *inspector) forget(live map[string]bool) {
 		}
 	}
 }
-
-// fingerprint summarises a pod's runtime state; the relister compares fingerprints to find
-// pods whose containers or sandboxes changed.
-func (p *podRuntime) fingerprint() string {
-	s := ""
-	for _, sb := range p.Sandboxes {
-		s += fmt.Sprintf("s%s:%v;", sb.ID, sb.Ready)
-	}
-	for _, c := range p.Containers {
-		s += fmt.Sprintf("c%s:%d;", c.ID, c.State)
-	}
-	return s
-}

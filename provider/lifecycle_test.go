@@ -348,3 +348,37 @@ func TestLastStateKeptWhenThePreviousInstanceIsGone(t *testing.T) {
 	}
 }
 
+func TestSyncWorthy(t *testing.T) {
+	prev := map[string]string{"ss1": "true", "cc1": "CONTAINER_EXITED", "cc0": "CONTAINER_EXITED"}
+	cases := []struct {
+		name string
+		cur  map[string]string
+		want bool
+	}{
+		{"unchanged", map[string]string{"ss1": "true", "cc1": "CONTAINER_EXITED", "cc0": "CONTAINER_EXITED"}, false},
+		{"a dead instance removed", map[string]string{"ss1": "true", "cc1": "CONTAINER_EXITED"}, false},
+		{"a new container", map[string]string{"ss1": "true", "cc1": "CONTAINER_EXITED", "cc0": "CONTAINER_EXITED", "cc2": "CONTAINER_RUNNING"}, true},
+		{"a state change", map[string]string{"ss1": "false", "cc1": "CONTAINER_EXITED", "cc0": "CONTAINER_EXITED"}, true},
+	}
+	for _, tc := range cases {
+		if got := syncWorthy(prev, tc.cur); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !syncWorthy(nil, map[string]string{"ss1": "true"}) {
+		t.Errorf("a new pod is not sync-worthy")
+	}
+}
+
+func TestBackoffResync(t *testing.T) {
+	for _, tc := range []struct{ remaining, min, max time.Duration }{
+		{10 * time.Second, 10 * time.Second, 15 * time.Second},
+		{5 * time.Minute, time.Minute, 90 * time.Second},
+	} {
+		for i := 0; i < 50; i++ {
+			if d := backoffResync(tc.remaining); d < tc.min || d > tc.max {
+				t.Fatalf("backoffResync(%v) = %v, want within [%v, %v]", tc.remaining, d, tc.min, tc.max)
+			}
+		}
+	}
+}

@@ -12,9 +12,9 @@ import (
 // sandboxes or containers changed, like the kubelet's PLEG. containerd 1.6 has no reliable
 // container event stream, so listing is the portable way to notice a container exit.
 func (p *Provider) relistLoop(ctx context.Context, initial map[string]*podRuntime) {
-	last := map[string]string{}
+	last := map[string]map[string]string{}
 	for uid, rt := range initial {
-		last[uid] = rt.fingerprint()
+		last[uid] = rt.states()
 	}
 	t := time.NewTicker(p.cfg.RelistPeriod)
 	defer t.Stop()
@@ -33,12 +33,12 @@ func (p *Provider) relistLoop(ctx context.Context, initial map[string]*podRuntim
 		}
 		p.lastRelist.Store(time.Now().UnixNano())
 		p.cfg.Metrics.RuntimeState(runtimeCounts(pods))
-		now := map[string]string{}
+		now := map[string]map[string]string{}
 		for uid, rt := range pods {
-			now[uid] = rt.fingerprint()
+			now[uid] = rt.states()
 		}
-		for uid, fp := range now {
-			if last[uid] != fp {
+		for uid, st := range now {
+			if syncWorthy(last[uid], st) {
 				p.wakePod(types.UID(uid))
 			}
 		}
@@ -72,4 +72,28 @@ func relistHealth(last, now time.Time, threshold time.Duration) error {
 		return fmt.Errorf("the runtime was last listed %v ago; threshold is %v", since.Round(time.Second), threshold)
 	}
 	return nil
+}
+
+// states maps each sandbox and container of a pod to its state.
+func (r *podRuntime) states() map[string]string {
+	out := make(map[string]string, len(r.Sandboxes)+len(r.Containers))
+	for _, sb := range r.Sandboxes {
+		out["s"+sb.ID] = fmt.Sprint(sb.Ready)
+	}
+	for _, c := range r.Containers {
+		out["c"+c.ID] = c.State.String()
+	}
+	return out
+}
+
+// syncWorthy reports whether a pod's runtime state changed in a way its worker must look at: a
+// sandbox or container appeared or changed state. One that was only removed is not, as with the
+// kubelet's PLEG (vk-cri removes dead instances itself).
+func syncWorthy(prev, cur map[string]string) bool {
+	for id, st := range cur {
+		if old, ok := prev[id]; !ok || old != st {
+			return true
+		}
+	}
+	return false
 }

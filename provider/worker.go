@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // runtimeRetry is how soon a sync that could not reach the runtime is tried again.
@@ -129,7 +130,12 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			rec.reasons = reasons
 			rec.mu.Unlock()
 		}()
-		next = minPositive(next, minPositive(actions.NextSync, retry))
+		next = minPositive(next, retry)
+		if actions.NextSync > 0 {
+			// Like the kubelet's pod workers, look again when the back-off ends (a little
+			// later, jittered), not before: the status shows the exit until then.
+			next = minPositive(retry, backoffResync(actions.NextSync))
+		}
 		if actions.changesRuntime() {
 			if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
 				log.WithError(err).Warn("cannot read pod state from the runtime")
@@ -258,4 +264,13 @@ func interimStatus(terminal, previous v1.PodStatus) v1.PodStatus {
 		st.Phase = v1.PodPending
 	}
 	return st
+}
+
+// backoffResync is when a pod waiting out a back-off is looked at again: at its end (at most a
+// minute away), jittered by up to half of that, as the kubelet's pod workers requeue it.
+func backoffResync(remaining time.Duration) time.Duration {
+	if remaining > time.Minute {
+		remaining = time.Minute
+	}
+	return wait.Jitter(remaining, 0.5)
 }

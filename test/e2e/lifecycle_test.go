@@ -86,6 +86,25 @@ func (w *podWatch) last() *v1.Pod {
 	return w.seen[len(w.seen)-1].pod
 }
 
+// waitFor waits until a version of the pod the watch delivered satisfies cond.
+func (w *podWatch) waitFor(t *testing.T, timeout time.Duration, what string, cond func(*v1.Pod) bool) *v1.Pod {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		for _, sp := range w.snapshot() {
+			if cond(sp.pod) {
+				return sp.pod
+			}
+		}
+		select {
+		case <-w.changed:
+		case <-deadline.C:
+			t.Fatalf("waiting for %s: not seen within %v; last status: %s", what, timeout, describeStatus(w.last()))
+		}
+	}
+}
+
 // waitGone waits until the pod was deleted from the API and returns when that was seen.
 func (w *podWatch) waitGone(t *testing.T, timeout time.Duration) time.Time {
 	t.Helper()
@@ -118,10 +137,6 @@ func containerStatus(p *v1.Pod, name string) (v1.ContainerStatus, bool) {
 		}
 	}
 	return v1.ContainerStatus{}, false
-}
-
-func busybox(name string, script string) v1.Container {
-	return v1.Container{Name: name, Image: image("busybox:latest"), Command: []string{"sh", "-c", script}}
 }
 
 // A shell that stops at once on SIGTERM, as PID 1.
@@ -619,7 +634,7 @@ func TestLifecycleErrImagePullThenImagePullBackOff(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, basePod("pull", v1.Container{Name: "c", Image: image("does-not-exist:1.0")}))
 	w := watchPod(t, ns, "pull")
-	waitPod(t, ns, "pull", 2*time.Minute, "ImagePullBackOff", func(p *v1.Pod) bool {
+	w.waitFor(t, 2*time.Minute, "ImagePullBackOff", func(p *v1.Pod) bool {
 		cs, ok := containerStatus(p, "c")
 		return ok && cs.State.Waiting != nil && cs.State.Waiting.Reason == "ImagePullBackOff"
 	})
@@ -636,4 +651,25 @@ func TestLifecycleErrImagePullThenImagePullBackOff(t *testing.T) {
 		t.Errorf("waiting reasons seen %v, want ErrImagePull then ImagePullBackOff", reasons)
 	}
 	waitEvent(t, ns, "pull", "BackOff", 10*time.Second)
+}
+
+func TestLifecycleSidecarStoppedWhenMainCompletes(t *testing.T) {
+	ns := newNamespace(t)
+	always := v1.ContainerRestartPolicyAlways
+	sidecar := busybox("proxy", trapAndSleep)
+	sidecar.RestartPolicy = &always
+	pod := basePod("sidecar-done", busybox("main", "sleep 2"))
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod.Spec.InitContainers = []v1.Container{sidecar}
+	createPod(t, ns, pod)
+	p := waitPod(t, ns, "sidecar-done", 90*time.Second, "Succeeded", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodSucceeded })
+	sc, _ := containerStatus(p, "proxy")
+	mc, _ := containerStatus(p, "main")
+	if sc.State.Terminated == nil || mc.State.Terminated == nil || sc.State.Terminated.FinishedAt.Before(&mc.State.Terminated.FinishedAt) {
+		t.Errorf("the sidecar must be stopped after the main container completed: %s", describeStatus(p))
+	}
+	kill := waitEvent(t, ns, "sidecar-done", "Killing", 10*time.Second)
+	if kill.InvolvedObject.FieldPath != "spec.initContainers{proxy}" {
+		t.Errorf("Killing event for %s", kill.InvolvedObject.FieldPath)
+	}
 }
