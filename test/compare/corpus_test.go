@@ -270,20 +270,12 @@ func TestParseFor(t *testing.T) {
 func unsupported(sc *scenario) map[string]int {
 	found := map[string]int{}
 	add := func(what string, issue int) { found[what] = issue }
-	for _, s := range sc.Steps {
-		if s.Update != nil && bytes.Contains(s.Update.Patch, []byte("activeDeadlineSeconds")) {
-			add("activeDeadlineSeconds", issueLifecyle)
-		}
-	}
 	for _, pod := range sc.pods {
 		spec := &pod.Spec
 		for i := range spec.Volumes {
 			if !mountable(&spec.Volumes[i]) {
 				add("volume types vk-cri does not mount", issueVolumes)
 			}
-		}
-		if spec.ActiveDeadlineSeconds != nil {
-			add("activeDeadlineSeconds", issueLifecyle)
 		}
 		// Pod-level resources and overhead do not limit the pod's own cgroup; user namespaces
 		// are not set up.
@@ -293,12 +285,9 @@ func unsupported(sc *scenario) map[string]int {
 		if spec.HostUsers != nil && !*spec.HostUsers {
 			add("user namespaces", issueEnv)
 		}
+
 		for i := range spec.InitContainers {
-			c := &spec.InitContainers[i]
-			if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-				add("sidecar containers", issueLifecyle)
-			}
-			containerUnsupported(c, add)
+			containerUnsupported(&spec.InitContainers[i], add)
 		}
 		for i := range spec.Containers {
 			containerUnsupported(&spec.Containers[i], add)
@@ -315,12 +304,6 @@ func containerUnsupported(c *v1.Container, add func(string, int)) {
 	}
 	if len(c.VolumeDevices) > 0 {
 		add("volume devices", issueVolumes)
-	}
-	if c.Lifecycle != nil {
-		add("lifecycle hooks", issueLifecyle)
-	}
-	if c.TerminationMessagePath != "" || c.TerminationMessagePolicy != "" {
-		add("termination messages", issueLifecyle)
 	}
 }
 
@@ -718,20 +701,11 @@ func TestUnsupported(t *testing.T) {
 		"volume devices": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].VolumeDevices = []v1.VolumeDevice{{Name: "v", DevicePath: "/dev/x"}}
 		},
-		"lifecycle hooks": func(p *v1.Pod, sc *scenario) { p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{} },
 		"env from a volume file": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{}}}}
 		},
 		"pod-level resources": func(p *v1.Pod, sc *scenario) { p.Spec.Resources = &v1.ResourceRequirements{} },
 		"user namespaces":     func(p *v1.Pod, sc *scenario) { p.Spec.HostUsers = new(false) },
-		"sidecar containers": func(p *v1.Pod, sc *scenario) {
-			always := v1.ContainerRestartPolicyAlways
-			p.Spec.InitContainers = []v1.Container{{Name: "s", RestartPolicy: &always}}
-		},
-		"activeDeadlineSeconds": func(p *v1.Pod, sc *scenario) { p.Spec.ActiveDeadlineSeconds = new(int64(5)) },
-		"termination messages": func(p *v1.Pod, sc *scenario) {
-			p.Spec.Containers[0].TerminationMessagePolicy = v1.TerminationMessageReadFile
-		},
 	}
 	for want, mutate := range cases {
 		p := plain()
