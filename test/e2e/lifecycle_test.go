@@ -209,28 +209,6 @@ func (h *hitRecorder) waitFor(t *testing.T, path string, timeout time.Duration) 
 	return at
 }
 
-func waitEvent(t *testing.T, ns, pod, reason string, timeout time.Duration) v1.Event {
-	t.Helper()
-	var found v1.Event
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		evs, err := s.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
-		if err != nil {
-			return false, nil
-		}
-		for _, e := range evs.Items {
-			if e.Reason == reason {
-				found = e
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("no %s event for pod %s within %v", reason, pod, timeout)
-	}
-	return found
-}
-
 func deletePod(t *testing.T, ns, name string, grace *int64) time.Time {
 	t.Helper()
 	start := time.Now()
@@ -394,7 +372,7 @@ func TestLifecycleCrashLoopBackOffIntervals(t *testing.T) {
 	if !strings.HasPrefix(waited, "back-off ") || !strings.Contains(waited, "restarting failed container=c pod=crashloop_"+ns) {
 		t.Errorf("CrashLoopBackOff message %q", waited)
 	}
-	waitEvent(t, ns, "crashloop", "BackOff", 10*time.Second)
+	waitEvent(t, ns, "crashloop", "BackOff", "", 10*time.Second)
 }
 
 func TestHookPostStartExecHoldsRunning(t *testing.T) {
@@ -449,11 +427,11 @@ func TestHookPostStartFailureKillsContainer(t *testing.T) {
 	if cs.LastTerminationState.Terminated == nil {
 		t.Errorf("the killed container has no last state: %+v", cs)
 	}
-	ev := waitEvent(t, ns, "poststart-fails", "FailedPostStartHook", 10*time.Second)
+	ev := waitEvent(t, ns, "poststart-fails", "FailedPostStartHook", "", 10*time.Second)
 	if ev.Type != v1.EventTypeWarning || ev.Message != "PostStartHook failed" {
 		t.Errorf("event %s %q", ev.Type, ev.Message)
 	}
-	kill := waitEvent(t, ns, "poststart-fails", "Killing", 10*time.Second)
+	kill := waitEvent(t, ns, "poststart-fails", "Killing", "", 10*time.Second)
 	if kill.Message != "FailedPostStartHook" {
 		t.Errorf("Killing event message %q", kill.Message)
 	}
@@ -582,7 +560,7 @@ func checkDeadlineExceeded(t *testing.T, ns string, p *v1.Pod) {
 	if cs, _ := containerStatus(p, "c"); cs.State.Terminated == nil {
 		t.Errorf("container not killed: %s", describeStatus(p))
 	}
-	waitEvent(t, ns, p.Name, "DeadlineExceeded", 10*time.Second)
+	waitEvent(t, ns, p.Name, "DeadlineExceeded", "", 10*time.Second)
 	_, cs := runtimeObjects(t, string(p.UID))
 	for _, c := range cs {
 		if c.State.String() == "CONTAINER_RUNNING" {
@@ -650,7 +628,7 @@ func TestLifecycleErrImagePullThenImagePullBackOff(t *testing.T) {
 	if !strings.Contains(joined, "ErrImagePull,ImagePullBackOff") {
 		t.Errorf("waiting reasons seen %v, want ErrImagePull then ImagePullBackOff", reasons)
 	}
-	waitEvent(t, ns, "pull", "BackOff", 10*time.Second)
+	waitEvent(t, ns, "pull", "BackOff", "", 10*time.Second)
 }
 
 func TestLifecycleSidecarStoppedWhenMainCompletes(t *testing.T) {
@@ -668,7 +646,7 @@ func TestLifecycleSidecarStoppedWhenMainCompletes(t *testing.T) {
 	if sc.State.Terminated == nil || mc.State.Terminated == nil || sc.State.Terminated.FinishedAt.Before(&mc.State.Terminated.FinishedAt) {
 		t.Errorf("the sidecar must be stopped after the main container completed: %s", describeStatus(p))
 	}
-	kill := waitEvent(t, ns, "sidecar-done", "Killing", 10*time.Second)
+	kill := waitEvent(t, ns, "sidecar-done", "Killing", "", 10*time.Second)
 	if kill.InvolvedObject.FieldPath != "spec.initContainers{proxy}" {
 		t.Errorf("Killing event for %s", kill.InvolvedObject.FieldPath)
 	}
