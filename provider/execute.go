@@ -84,7 +84,9 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	var retry time.Duration
 	start := func(c *v1.Container, isInit bool) {
 		if r, err := p.startContainer(ctx, pod, c, isInit, sandboxID, sbCfg, rt); err != nil {
-			reasons[c.Name] = r
+			if r.Reason != "" {
+				reasons[c.Name] = r
+			}
 			log.WithError(err).WithFields(map[string]any{"container": c.Name, "reason": r.Reason}).Warn("container did not start")
 			retry = minPositive(retry, backoffInitial)
 		}
@@ -167,7 +169,13 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	} else if msgMount != nil {
 		cfg.Mounts = append(cfg.Mounts, msgMount)
 	}
-	id, err := p.rt.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
+	if err := ctx.Err(); err != nil {
+		return waitingReason{}, fmt.Errorf("not creating container: %w", err)
+	}
+	// A deletion interrupts a sync between steps, never a container half-way through its start
+	// (it would be left created, or exited with StartError): the runtime's own deadline bounds it.
+	rctx := context.WithoutCancel(ctx)
+	id, err := p.rt.Runtime.CreateContainer(rctx, sandboxID, cfg, sbCfg)
 	if err != nil {
 		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
 		return waitingReason{Reason: reasonCreateContainer, Message: err.Error()}, fmt.Errorf("CreateContainer: %w", err)
@@ -176,7 +184,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
 		p.restarts.Restarted(backoffKey(pod, c.Name), prev.FinishedAt)
 	}
-	if err := p.rt.Runtime.StartContainer(ctx, id); err != nil {
+	if err := p.rt.Runtime.StartContainer(rctx, id); err != nil {
 		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
 		return waitingReason{Reason: reasonRunContainer, Message: err.Error()}, fmt.Errorf("StartContainer: %w", err)
 	}
