@@ -81,6 +81,7 @@ case "$cmd" in
       --healthz-port $((port + 1000)) \
       --root-dir "$STACK_DIR/nodes/$name" \
       --pod-log-dir "$STACK_DIR/nodes/$name/pods-logs" \
+      --system-log-dir "$STACK_DIR/logs" \
       --cgroup-root "/vk-cri-$name" \
       ${VKCRI_EXTRA_ARGS:-} \
       >>"$logfile" 2>&1 </dev/null &

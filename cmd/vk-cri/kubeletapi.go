@@ -108,6 +108,8 @@ type kubeletAPI struct {
 	// requests counts the kubelet API's requests (nil: not counted).
 	requests server.RequestRecorder
 	configz  map[string]any
+	// systemLogDir is served at /logs/ ("": not served).
+	systemLogDir string
 	// extra are the route groups of other parts (streaming, stats ...). They are registered
 	// last, so a pattern they share with providerRoutes is theirs.
 	extra []server.Registrar
@@ -123,12 +125,16 @@ func (k kubeletAPI) healthChecks() []server.HealthChecker {
 
 // routes lists the route groups in registration order: a pattern registered again later wins.
 func (k kubeletAPI) routes() []server.Registrar {
-	return append([]server.Registrar{
+	routes := []server.Registrar{
 		providerRoutes(k.providerHandler),
 		server.HealthzRoutes(k.healthChecks()...),
 		server.MetricsRoute(k.metrics),
 		server.ConfigzRoute(k.configz),
-	}, k.extra...)
+	}
+	if k.systemLogDir != "" {
+		routes = append(routes, server.SystemLogsRoute(k.systemLogDir))
+	}
+	return append(routes, k.extra...)
 }
 
 // runKubeletAPI serves the kubelet API (when a certificate source is configured) and the

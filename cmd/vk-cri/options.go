@@ -48,6 +48,8 @@ type options struct {
 	UnauthorizedCacheTTL        time.Duration
 	HealthzBindAddress          string
 	HealthzPort                 int32
+	EnableSystemLogHandler      bool
+	SystemLogDir                string
 	RootDir                     string
 	ForbidHostPath              bool
 	PodLogDir                   string
@@ -95,6 +97,8 @@ func defaultOptions() *options {
 		UnauthorizedCacheTTL:        30 * time.Second,
 		HealthzBindAddress:          "127.0.0.1",
 		HealthzPort:                 10248,
+		EnableSystemLogHandler:      true,
+		SystemLogDir:                "/var/log",
 		RootDir:                     "/var/lib/vk-cri",
 		PodLogDir:                   "/var/log/pods",
 		CgroupRoot:                  "/vk-cri",
@@ -138,6 +142,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.UnauthorizedCacheTTL, "authorization-webhook-cache-unauthorized-ttl", o.UnauthorizedCacheTTL, "how long 'denied' SubjectAccessReview answers are cached")
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "address of the plain-HTTP, unauthenticated healthz endpoint")
 	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "port of the healthz endpoint; 0 disables it")
+	fs.BoolVar(&o.EnableSystemLogHandler, "enable-system-log-handler", o.EnableSystemLogHandler,
+		"serve the files of --system-log-dir at /logs/ on the kubelet API (authorised as nodes/log), as the kubelet serves /var/log")
+	fs.StringVar(&o.SystemLogDir, "system-log-dir", o.SystemLogDir, "directory served at /logs/ when --enable-system-log-handler is on")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "directory for vk-cri's pod data; its file system is the node's ephemeral-storage")
 	fs.BoolVar(&o.ForbidHostPath, "forbid-host-path", o.ForbidHostPath, "refuse hostPath volumes (and claims bound to hostPath volumes): such pods wait with FailedMount events")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of container logs, in the kubelet's <namespace>_<pod>_<uid>/<container>/<n>.log layout")

@@ -255,6 +255,7 @@ func run(ctx context.Context, o *options) error {
 			metrics:         promMetrics.Handler(),
 			requests:        promMetrics,
 			configz:         configz,
+			systemLogDir:    systemLogDir(o),
 			// The kubelet's data paths replace virtual-kubelet's handlers of the same routes.
 			extra: append(measured.routes(), func(m server.Mux) {
 				streaming.Register(m, p,
@@ -285,4 +286,12 @@ func run(ctx context.Context, o *options) error {
 	}
 	entry.Info("vk-cri stopped")
 	return nil
+}
+
+// systemLogDir is the directory the kubelet API serves at /logs/, or "" when it serves none.
+func systemLogDir(o *options) string {
+	if !o.EnableSystemLogHandler {
+		return ""
+	}
+	return o.SystemLogDir
 }

@@ -264,6 +264,11 @@ func TestKubeletAPIAuthenticationAndAuthorization(t *testing.T) {
 			"Forbidden (user=" + sa("pods-only") + ", verb=create, resource=nodes, subresource(s)=[proxy])\n"},
 		{"nodes/log token, exec", anonymous, logOnly, "POST", "/exec/" + ns + "/talker/talker?command=true&output=1", 403,
 			"Forbidden (user=" + sa("log-only") + ", verb=create, resource=nodes, subresource(s)=[proxy])\n"},
+		// /logs/ is the node's system log directory (hack/node.sh: the stack's logs, this node's
+		// own log among them), which nodes/log opens and nodes/proxy does not, as with the kubelet.
+		{"nodes/log token, system logs", anonymous, logOnly, "GET", "/logs/vk-cri-" + nodeName + ".log", 200, ""},
+		{"nodes/proxy token, system logs", anonymous, proxy, "GET", "/logs/", 403,
+			"Forbidden (user=" + sa("proxy") + ", verb=get, resource=nodes, subresource(s)=[log])\n"},
 		{"API server's client certificate, logs", apiserver, "", "GET", logsPath, 200, "hello\n"},
 		{"API server's client certificate, healthz", apiserver, "", "GET", "/healthz", 200, "ok"},
 	}
