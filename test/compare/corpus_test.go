@@ -71,6 +71,9 @@ type scenario struct {
 	Objects     []json.RawMessage `json:"objects,omitempty"`
 	Pods        []json.RawMessage `json:"pods"`
 	Steps       []step            `json:"steps"`
+	// Compare tunes the comparison (compare.CompareOptions: ignore, eventCounts); the runner
+	// validates it.
+	Compare json.RawMessage `json:"compare,omitempty"`
 
 	file string
 	pods []*v1.Pod
