@@ -32,7 +32,7 @@ type statusInput struct {
 	Terminal bool
 	// Failure, when set, ends the pod Failed with its reason and message (an exceeded deadline).
 	Failure *podFailure
-	Now      time.Time
+	Now     time.Time
 	// Probes, when set, decides the containers' started and ready fields (else: running).
 	Probes probeStatus
 }

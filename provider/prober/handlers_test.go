@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	remote "k8s.io/cri-client/pkg"
 	critest "k8s.io/cri-api/pkg/apis/testing"
+	remote "k8s.io/cri-client/pkg"
 	utilexec "k8s.io/utils/exec"
 )
 
