@@ -123,36 +123,13 @@ func (w *objectWatcher) release(uid types.UID, k objectKey) {
 
 func (w *objectWatcher) start(k objectKey) *objectWatch {
 	ctx, cancel := context.WithCancel(w.ctx)
-	sel := fields.OneTermEqualSelector("metadata.name", k.Name).String()
 	var lw cache.ListerWatcher
 	var obj runtime.Object
 	switch k.Kind {
 	case kindConfigMap:
-		obj = &v1.ConfigMap{}
-		c := w.client.CoreV1().ConfigMaps(k.Namespace)
-		lw = cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				o.FieldSelector = sel
-				return c.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				o.FieldSelector = sel
-				return c.Watch(ctx, o)
-			},
-		}, w.client)
+		obj, lw = &v1.ConfigMap{}, namedListWatch(w.client, k.Name, w.client.CoreV1().ConfigMaps(k.Namespace))
 	default:
-		obj = &v1.Secret{}
-		c := w.client.CoreV1().Secrets(k.Namespace)
-		lw = cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				o.FieldSelector = sel
-				return c.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				o.FieldSelector = sel
-				return c.Watch(ctx, o)
-			},
-		}, w.client)
+		obj, lw = &v1.Secret{}, namedListWatch(w.client, k.Name, w.client.CoreV1().Secrets(k.Namespace))
 	}
 	notify := func() { w.notify(k) }
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
@@ -200,4 +177,25 @@ func (w *objectWatcher) cached(k objectKey) (obj any, found, ok bool) {
 		return nil, false, false
 	}
 	return obj, found, true
+}
+
+// listWatcher is what a typed namespaced client offers for a list+watch.
+type listWatcher[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// namedListWatch lists and watches the one object called name through c.
+func namedListWatch[L runtime.Object](client kubernetes.Interface, name string, c listWatcher[L]) cache.ListerWatcher {
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return c.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return c.Watch(ctx, o)
+		},
+	}, client)
 }
