@@ -96,11 +96,14 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-// node runs hack/node.sh for the e2e node.
-func node(cmd string) error {
+// node runs hack/node.sh for the e2e node with its usual flags.
+func node(cmd string) error { return nodeWithArgs(cmd, "") }
+
+// nodeWithArgs runs hack/node.sh for the e2e node with its usual flags and extra ones.
+func nodeWithArgs(cmd, extraArgs string) error {
 	c := exec.Command(filepath.Join(s.repo, "hack/node.sh"), cmd, nodeName, nodePort)
 	// A small log rotation size and a short monitor interval let the logs tests see rotations.
-	extra := strings.TrimSpace(os.Getenv("VKCRI_EXTRA_ARGS") + " --container-log-max-size=64Ki --container-log-max-files=3 --container-log-monitor-interval=3s")
+	extra := strings.TrimSpace(os.Getenv("VKCRI_EXTRA_ARGS") + " --container-log-max-size=64Ki --container-log-max-files=3 --container-log-monitor-interval=3s " + extraArgs)
 	c.Env = append(os.Environ(), "TIMEOUT=90", "VKCRI_EXTRA_ARGS="+extra)
 	out, err := c.CombinedOutput()
 	if err != nil {

@@ -275,10 +275,9 @@ func restartNode(t *testing.T, extraArgs string) {
 	if err := node("stop"); err != nil {
 		t.Fatal(err)
 	}
-	c := exec.Command(filepath.Join(s.repo, "hack/node.sh"), "start", nodeName, nodePort)
-	c.Env = append(os.Environ(), "VKCRI_EXTRA_ARGS="+extraArgs)
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("restarting %s with %q: %v\n%s", nodeName, extraArgs, err, out)
+	// The usual flags stay: later tests (log rotation among them) rely on them.
+	if err := nodeWithArgs("start", extraArgs); err != nil {
+		t.Fatalf("restarting %s with %q: %v", nodeName, extraArgs, err)
 	}
 	if err := node("wait-ready"); err != nil {
 		t.Fatal(err)
