@@ -79,7 +79,8 @@ func propagation(mode *v1.MountPropagationMode) (runtimeapi.MountPropagation, er
 	return 0, fmt.Errorf("invalid MountPropagation mode: %q", *mode)
 }
 
-// prepareSubPath creates a missing subPath directory (with the volume's mode), opens the subPath
+// prepareSubPath creates a missing subPath directory (with the volume's mode, special bits
+// included: an fsGroup volume's setgid and a tmpfs root's sticky bit), opens the subPath
 // without leaving the volume and bind-mounts what it opened to the container's subPath target.
 // A target mounted already (a restarted container) is reused.
 func (m *Manager) prepareSubPath(uid types.UID, volume, volumePath, sub, container string, index int) (string, error) {
@@ -93,7 +94,7 @@ func (m *Manager) prepareSubPath(uid types.UID, volume, volumePath, sub, contain
 		if serr != nil {
 			return "", serr
 		}
-		if err := makeDirBeneath(volumePath, sub, fi.Mode().Perm()); err != nil {
+		if err := makeDirBeneath(volumePath, sub, fi.Mode()); err != nil {
 			return "", err
 		}
 		fd, err = openBeneath(volumePath, sub)

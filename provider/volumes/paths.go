@@ -59,8 +59,8 @@ func openBeneath(root, rel string) (int, error) {
 	return fd, nil
 }
 
-// makeDirBeneath creates the missing directories of rel inside root with perm, never following
-// a symlink out of root.
+// makeDirBeneath creates the missing directories of rel inside root with perm (permission and
+// setuid/setgid/sticky bits), never following a symlink out of root.
 func makeDirBeneath(root, rel string, perm os.FileMode) error {
 	rel = filepath.Clean(rel)
 	if rel == "." {
@@ -94,7 +94,8 @@ func makeDirBeneath(root, rel string, perm os.FileMode) error {
 }
 
 // chmodBeneath gives the directory name (just created in parentFD) its exact mode, which mkdir's
-// umask cut; it never follows a symlink raced into its place.
+// umask cut and mkdir never sets the special bits of; it never follows a symlink raced into its
+// place.
 func chmodBeneath(parentFD int, name string, perm os.FileMode) error {
 	fd, err := unix.Openat2(parentFD, name, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
@@ -104,5 +105,21 @@ func chmodBeneath(parentFD int, name string, perm os.FileMode) error {
 		return err
 	}
 	defer unix.Close(fd)
-	return unix.Fchmod(fd, uint32(perm.Perm()))
+	return unix.Fchmod(fd, kernelMode(perm))
+}
+
+// kernelMode is perm as chmod(2) takes it: Go keeps the setuid, setgid and sticky bits outside
+// the permission bits.
+func kernelMode(perm os.FileMode) uint32 {
+	mode := uint32(perm.Perm())
+	if perm&os.ModeSetuid != 0 {
+		mode |= unix.S_ISUID
+	}
+	if perm&os.ModeSetgid != 0 {
+		mode |= unix.S_ISGID
+	}
+	if perm&os.ModeSticky != 0 {
+		mode |= unix.S_ISVTX
+	}
+	return mode
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -145,5 +146,52 @@ func TestPrepareSubPathBindsWhatWasChecked(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(vol, "fresh/dir")); err != nil || fi.Mode().Perm() != 0o777 {
 		t.Errorf("created subPath: %v %v", fi, err)
+	}
+}
+
+func TestKernelMode(t *testing.T) {
+	for _, tc := range []struct {
+		in   os.FileMode
+		want uint32
+	}{
+		{0o755, 0o755},
+		{0o777 | os.ModeSetgid, 0o2777},
+		{0o777 | os.ModeSetgid | os.ModeSticky, 0o3777},
+		{0o750 | os.ModeSetuid | os.ModeDir, 0o4750},
+	} {
+		if got := kernelMode(tc.in); got != tc.want {
+			t.Errorf("kernelMode(%v) = %#o, want %#o", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A missing subPath of an fsGroup volume on tmpfs gets the volume's whole mode (setgid and
+// sticky included) and, created in a setgid directory, the volume's group, as with the kubelet:
+// the NodeConformance spec reads "dgtrwxrwxrwx", owner 0, group the fsGroup.
+func TestPrepareSubPathKeepsTheVolumesSpecialBits(t *testing.T) {
+	vol := t.TempDir()
+	const gid = 123
+	if err := os.Chmod(vol, 0o777|os.ModeSetgid|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	root := os.Geteuid() == 0
+	if root {
+		if err := os.Lchown(vol, -1, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := New(t.TempDir(), WithMounter(mount.NewFakeMounter(nil)))
+	if _, err := m.prepareSubPath("pod-1", "data", vol, "test-sub", "c", 0); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(vol, "test-sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().String(); got != "dgtrwxrwxrwx" {
+		t.Errorf("subPath directory mode %s, want dgtrwxrwxrwx", got)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); root && st.Gid != gid {
+		t.Errorf("subPath directory group %d, want %d", st.Gid, gid)
 	}
 }
