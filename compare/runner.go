@@ -404,7 +404,11 @@ func (s *side) runStep(ctx context.Context, i int, st Step) (rec StepRecord) {
 	case StepExec:
 		rec.Result, rec.Exec = s.exec(ctx, st.Exec)
 	case StepUpdate:
-		_, err := s.r.Client.CoreV1().Pods(s.ns).Patch(ctx, st.Update.Pod, types.StrategicMergePatchType, st.Update.Patch, metav1.PatchOptions{})
+		var sub []string
+		if st.Update.Subresource != "" {
+			sub = []string{st.Update.Subresource}
+		}
+		_, err := s.r.Client.CoreV1().Pods(s.ns).Patch(ctx, st.Update.Pod, types.StrategicMergePatchType, st.Update.Patch, metav1.PatchOptions{}, sub...)
 		rec.Result = resultOf(err)
 	case StepDelete:
 		rec.Result = s.delete(ctx, st.Delete)

@@ -119,6 +119,9 @@ func (s Step) String() string {
 		}
 		return fmt.Sprintf("exec %s/%s %s", s.Exec.Pod, c, strings.Join(s.Exec.Command, " "))
 	case StepUpdate:
+		if s.Update.Subresource != "" {
+			return fmt.Sprintf("update %s/%s %s", s.Update.Pod, s.Update.Subresource, string(s.Update.Patch))
+		}
 		return fmt.Sprintf("update %s %s", s.Update.Pod, string(s.Update.Patch))
 	case StepDelete:
 		if s.Delete.GracePeriodSeconds != nil {
@@ -144,10 +147,13 @@ type ExecStep struct {
 	Timeout   time.Duration // 0: DefaultExecTimeout
 }
 
-// UpdateStep applies a strategic merge patch to a pod.
+// UpdateStep applies a strategic merge patch to a pod, or to its status subresource as a
+// controller owning a readiness gate's condition does.
 type UpdateStep struct {
 	Pod   string
 	Patch json.RawMessage
+	// Subresource is "" (the pod) or "status".
+	Subresource string
 }
 
 // DeleteStep deletes a pod and measures the time until it is gone from the API.
@@ -362,8 +368,9 @@ type fileExec struct {
 }
 
 type fileUpdate struct {
-	Pod   string          `json:"pod"`
-	Patch json.RawMessage `json:"patch"`
+	Pod         string          `json:"pod"`
+	Patch       json.RawMessage `json:"patch"`
+	Subresource string          `json:"subresource"`
 }
 
 type fileDelete struct {
@@ -798,9 +805,12 @@ func (s *Scenario) validateStep(fs fileStep) (Step, []string) {
 		}
 		st.Exec = e
 	case StepUpdate:
-		u := &UpdateStep{Pod: fs.Update.Pod, Patch: fs.Update.Patch}
+		u := &UpdateStep{Pod: fs.Update.Pod, Patch: fs.Update.Patch, Subresource: fs.Update.Subresource}
 		if _, perr := s.checkPod(fs.Update.Pod); perr != "" {
 			errs = append(errs, "update."+perr)
+		}
+		if u.Subresource != "" && u.Subresource != "status" {
+			errs = append(errs, fmt.Sprintf("update.subresource: %q is not \"status\"", u.Subresource))
 		}
 		var m map[string]any
 		if len(u.Patch) == 0 || string(u.Patch) == "null" {

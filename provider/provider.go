@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
@@ -228,12 +229,32 @@ func (p *Provider) accept(pod *v1.Pod) {
 		// A pod found in the runtime at start-up, now claimed by the API: its last status there
 		// is where reporting resumes.
 		rec.status = pod.Status.DeepCopy()
+		rec.apiConditions = foreignConditions(pod.Status.Conditions)
 		// A pod that finished before vk-cri restarted never runs again.
 		rec.finished = isTerminalPhase(pod.Status.Phase)
 	}
 	rec.pod = pod
 	rec.mu.Unlock()
 	rec.poke()
+}
+
+// ObserveAPIStatus takes the pod's status as the API holds it after someone changed it. vk-cri
+// keeps the conditions it does not own as they are there; when the pod has readiness gates, its
+// worker syncs at once so that Ready follows them, as the kubelet reconciles readiness.
+func (p *Provider) ObserveAPIStatus(pod *v1.Pod) {
+	rec, ok := p.pods.get(pod.UID)
+	if !ok {
+		return
+	}
+	foreign := foreignConditions(pod.Status.Conditions)
+	rec.mu.Lock()
+	changed := !equality.Semantic.DeepEqual(rec.apiConditions, foreign)
+	rec.apiConditions = foreign
+	gated := rec.pod != nil && len(rec.pod.Spec.ReadinessGates) > 0
+	rec.mu.Unlock()
+	if changed && gated {
+		rec.poke()
+	}
 }
 
 // DeletePod stops the pod's containers within its grace period and removes them and the

@@ -224,14 +224,6 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 	return s
 }
 
-func kubeletOwnedCondition(t v1.PodConditionType) bool {
-	switch t {
-	case v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady, v1.PodScheduled:
-		return true
-	}
-	return false
-}
-
 // readyCondition is ContainersReady, unless a readiness gate's condition is missing or not True.
 func readyCondition(pod *v1.Pod, conds []v1.PodCondition, containersReady v1.PodCondition) v1.PodCondition {
 	ready := containersReady

@@ -18,11 +18,14 @@ type podRecord struct {
 	mu sync.Mutex
 	// pod is the spec the API gave; nil for a pod found in the runtime at start-up and not yet
 	// claimed by the API (a restart of vk-cri).
-	pod         *v1.Pod
-	status      *v1.PodStatus
-	reasons     map[string]waitingReason
-	deleting    bool
-	gracePeriod int64
+	pod    *v1.Pod
+	status *v1.PodStatus
+	// apiConditions are the conditions of the pod in the API that the kubelet does not own
+	// (readiness gates ...), as last seen there; nil until the API gave the pod.
+	apiConditions []v1.PodCondition
+	reasons       map[string]waitingReason
+	deleting      bool
+	gracePeriod   int64
 	// deletedInAPI is set when the API asked for the deletion (the pod has a deletion
 	// timestamp there), so the pod is removed from the API once terminated.
 	deletedInAPI bool
@@ -63,6 +66,7 @@ func newPodRecord(id podIdentity, pod *v1.Pod) *podRecord {
 	if pod != nil {
 		r.firstSeen = time.Now()
 		r.status = pod.Status.DeepCopy()
+		r.apiConditions = foreignConditions(pod.Status.Conditions)
 		r.finished = isTerminalPhase(pod.Status.Phase)
 	}
 	return r

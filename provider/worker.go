@@ -193,6 +193,9 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 	if rec.status != nil {
 		in.Status = *rec.status.DeepCopy()
 	}
+	if rec.apiConditions != nil {
+		in.Status.Conditions = MergeConditions(rec.apiConditions, in.Status.Conditions)
+	}
 	reasons, evicted, failure := rec.reasons, rec.evicted, rec.failure
 	rec.mu.Unlock()
 

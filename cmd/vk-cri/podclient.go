@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/virtual-kubelet/virtual-kubelet/node"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vk-cri/vk-cri/provider"
 )
 
 // removalOwner is the provider's side of a pod's removal from the API.
@@ -18,18 +23,38 @@ type removalOwner interface {
 // it observed ends, before the provider has stopped the containers and reported their final
 // state. Like the kubelet, vk-cri removes the pods it runs itself once they are terminated: such
 // force deletions (grace 0 with a UID precondition) are handed to the provider instead.
+//
+// Its status updates keep the conditions vk-cri does not own as the API holds them, as the
+// kubelet's status manager merges them: the controller writes the provider's whole status with
+// the resourceVersion of its cached pod, and the provider may not have seen a readiness gate's
+// condition written meanwhile. current, when set, gives that cached pod.
 type providerOwnedPods struct {
 	corev1client.PodsGetter
-	owner removalOwner
+	owner   removalOwner
+	current func(namespace, name string) (*v1.Pod, error)
 }
 
 func (c providerOwnedPods) Pods(namespace string) corev1client.PodInterface {
-	return providerOwnedPodInterface{PodInterface: c.PodsGetter.Pods(namespace), owner: c.owner}
+	return providerOwnedPodInterface{PodInterface: c.PodsGetter.Pods(namespace), owner: c.owner, current: c.current}
 }
 
 type providerOwnedPodInterface struct {
 	corev1client.PodInterface
-	owner removalOwner
+	owner   removalOwner
+	current func(namespace, name string) (*v1.Pod, error)
+}
+
+// UpdateStatus writes the pod's status with the API's conditions that vk-cri does not own. They
+// come from the cached pod of the same resourceVersion, so that a condition written after it
+// makes the update conflict (and be retried) instead of being overwritten.
+func (c providerOwnedPodInterface) UpdateStatus(ctx context.Context, pod *v1.Pod, opts metav1.UpdateOptions) (*v1.Pod, error) {
+	if c.current != nil {
+		if cur, err := c.current(pod.Namespace, pod.Name); err == nil && cur.UID == pod.UID && cur.ResourceVersion == pod.ResourceVersion {
+			pod = pod.DeepCopy()
+			pod.Status.Conditions = provider.MergeConditions(cur.Status.Conditions, pod.Status.Conditions)
+		}
+	}
+	return c.PodInterface.UpdateStatus(ctx, pod, opts)
 }
 
 func (c providerOwnedPodInterface) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
@@ -40,4 +65,33 @@ func (c providerOwnedPodInterface) Delete(ctx context.Context, name string, opts
 		}
 	}
 	return c.PodInterface.Delete(ctx, name, opts)
+}
+
+// apiStatusObserver is the provider's side of status changes others make in the API.
+type apiStatusObserver interface {
+	removalOwner
+	ObserveAPIStatus(pod *v1.Pod)
+}
+
+// followAPIStatus wires the pod controller to the provider: its pod client is providerOwnedPods
+// on the controller's pod cache, and each change of a pod's status in the API (a readiness
+// gate's condition) reaches the provider, as the kubelet's pod config reconciles such updates.
+func followAPIStatus(c *node.PodControllerConfig, p apiStatusObserver) error {
+	pods := providerOwnedPods{PodsGetter: c.PodClient, owner: p}
+	if c.PodInformer != nil {
+		lister := c.PodInformer.Lister()
+		pods.current = func(namespace, name string) (*v1.Pod, error) { return lister.Pods(namespace).Get(name) }
+		_, err := c.PodInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, obj any) {
+				if pod, ok := obj.(*v1.Pod); ok {
+					p.ObserveAPIStatus(pod)
+				}
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("watching pod status changes: %w", err)
+		}
+	}
+	c.PodClient = pods
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,6 +43,42 @@ func TestForceDeletionsOfOwnedPodsGoToTheProvider(t *testing.T) {
 			_, err := client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{})
 			if gone := err != nil; gone != tc.wantGone {
 				t.Fatalf("gone = %v, want %v", gone, tc.wantGone)
+			}
+		})
+	}
+}
+
+// The controller's status update carries the provider's conditions; a readiness gate's
+// condition the API holds at that resourceVersion is kept, not overwritten.
+func TestStatusUpdatesKeepConditionsOthersWrote(t *testing.T) {
+	gate := v1.PodCondition{Type: "k8s.io/gate", Status: v1.ConditionTrue}
+	inAPI := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1", ResourceVersion: "5"},
+		Status: v1.PodStatus{Conditions: []v1.PodCondition{gate, {Type: v1.PodReady, Status: v1.ConditionFalse}}}}
+	for _, tc := range []struct {
+		name     string
+		rv       string
+		wantGate bool
+	}{
+		{"the cached pod of the same version gives the foreign conditions", "5", true},
+		{"a stale version is written as is (the API refuses it with a conflict)", "4", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewSimpleClientset(inAPI.DeepCopy())
+			pods := providerOwnedPods{PodsGetter: client.CoreV1(), owner: fakeOwner{},
+				current: func(namespace, name string) (*v1.Pod, error) { return inAPI.DeepCopy(), nil }}
+			ours := inAPI.DeepCopy()
+			ours.ResourceVersion = tc.rv
+			ours.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}
+			got, err := pods.Pods("ns").UpdateStatus(context.Background(), ours, metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}
+			if tc.wantGate {
+				want = append([]v1.PodCondition{gate}, want...)
+			}
+			if diff := cmp.Diff(want, got.Status.Conditions); diff != "" {
+				t.Errorf("conditions written (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -229,8 +229,7 @@ func run(ctx context.Context, o *options) error {
 			return nil
 		},
 		nodeutil.WithPodControllerConfigOverrides(func(c *node.PodControllerConfig) error {
-			c.PodClient = providerOwnedPods{PodsGetter: c.PodClient, owner: p}
-			return nil
+			return followAPIStatus(c, p)
 		}),
 	)
 	if err != nil {

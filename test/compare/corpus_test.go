@@ -106,8 +106,9 @@ type execStep struct {
 }
 
 type updateStep struct {
-	Pod   string          `json:"pod"`
-	Patch json.RawMessage `json:"patch"`
+	Pod         string          `json:"pod"`
+	Patch       json.RawMessage `json:"patch"`
+	Subresource string          `json:"subresource"`
 }
 
 type deleteStep struct {
@@ -221,7 +222,7 @@ var (
 	restartsRE       = regexp.MustCompile(`^Restarts:([a-z0-9]([-a-z0-9]*[a-z0-9])?)>=([0-9]+)$`)
 	reasonRE         = regexp.MustCompile(`^(WaitingReason|TerminatedReason):([a-z0-9]([-a-z0-9]*[a-z0-9])?)=([A-Z][A-Za-z]*)$`)
 	containerStateRE = regexp.MustCompile(`^(ContainerRunning|ContainerTerminated):([a-z0-9]([-a-z0-9]*[a-z0-9])?)$`)
-	conditionRE      = regexp.MustCompile(`^Condition:([A-Za-z]+)=(True|False|Unknown)$`)
+	conditionRE      = regexp.MustCompile(`^Condition:([A-Za-z][A-Za-z0-9./_-]*)=(True|False|Unknown)$`)
 )
 
 // parseFor checks a wait condition and returns the container it names, if any.
@@ -250,7 +251,7 @@ func TestParseFor(t *testing.T) {
 		"Running": "", "Ready": "", "Succeeded": "", "Failed": "", "Deleted": "", "Scheduled": "",
 		"ContainerRunning:c": "c", "ContainerTerminated:web-1": "web-1", "Restarts:c>=2": "c",
 		"WaitingReason:c=CrashLoopBackOff": "c", "TerminatedReason:main=OOMKilled": "main",
-		"Condition:Ready=False": "", "Condition:PodScheduled=True": "",
+		"Condition:Ready=False": "", "Condition:PodScheduled=True": "", "Condition:example.com/gate=True": "",
 	}
 	for in, want := range good {
 		got, err := parseFor(in)
@@ -511,6 +512,9 @@ func checkScenario(t *testing.T, sc *scenario) {
 			// A strategic merge patch of a pod is a partial pod: it must decode strictly.
 			if err := strictJSON(s.Update.Patch, &v1.Pod{}); err != nil {
 				t.Errorf("%s: patch is not a partial v1.Pod: %v", where, err)
+			}
+			if s.Update.Subresource != "" && s.Update.Subresource != "status" {
+				t.Errorf("%s: update.subresource %q is not \"status\"", where, s.Update.Subresource)
 			}
 			lastFor[pod.Name] = "open"
 		case s.Delete != nil:
