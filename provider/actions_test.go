@@ -253,6 +253,18 @@ func TestComputePodActions(t *testing.T) {
 			want: podActions{SandboxID: "s1", InitToStart: -1, ContainersToStart: []int{1}},
 		},
 		{
+			name: "OnFailure: OOMKilled (137) is restarted",
+			pod:  testPod(withContainers(a), withRestart(v1.RestartPolicyOnFailure)),
+			rt:   rtOf(sbs(s1), exited(a, "c-a", "s1", 137, reason("OOMKilled", ""))),
+			want: podActions{SandboxID: "s1", InitToStart: -1, ContainersToStart: []int{0}},
+		},
+		{
+			name: "Never: OOMKilled (137) stays down",
+			pod:  testPod(withContainers(a), withRestart(v1.RestartPolicyNever)),
+			rt:   rtOf(sbs(s1), exited(a, "c-a", "s1", 137, reason("OOMKilled", ""))),
+			want: podActions{SandboxID: "s1", InitToStart: -1},
+		},
+		{
 			name: "Never: exited 0 stays down",
 			pod:  testPod(withContainers(a), withRestart(v1.RestartPolicyNever)),
 			rt:   rtOf(sbs(s1), exited(a, "c-a", "s1", 0)),

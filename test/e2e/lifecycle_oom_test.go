@@ -1,0 +1,74 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// oomContainer allocates 64 MiB in its shell (PID 1) under a 32 MiB memory limit: the kernel's
+// OOM killer kills it.
+func oomContainer() v1.Container {
+	limit := v1.ResourceList{v1.ResourceMemory: resource.MustParse("32Mi")}
+	return v1.Container{
+		Name:      "hog",
+		Image:     image("busybox:latest"),
+		Command:   []string{"sh", "-c", `echo allocating; x=$(head -c 67108864 /dev/zero | tr "\0" a); echo "allocated ${#x} bytes"`},
+		Resources: v1.ResourceRequirements{Limits: limit, Requests: limit},
+	}
+}
+
+// isOOMKilled reports whether a terminated state is the OOM killer's, as the kubelet reports it.
+func isOOMKilled(st v1.ContainerState) bool {
+	return st.Terminated != nil && st.Terminated.Reason == "OOMKilled" && st.Terminated.ExitCode == 137
+}
+
+// A container over its memory limit is killed by the OOM killer: terminated with reason
+// OOMKilled and exit code 137; restartPolicy decides what follows (Never: the pod fails;
+// OnFailure: it is restarted, the OOM kill kept as its last state).
+func TestLifecycleOOMKilled(t *testing.T) {
+	t.Run("Never", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t)
+		pod := basePod("oom-never", oomContainer())
+		pod.Spec.RestartPolicy = v1.RestartPolicyNever
+		createPod(t, ns, pod)
+		p := waitPod(t, ns, "oom-never", 90*time.Second, "pod Failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
+		cs, ok := containerStatus(p, "hog")
+		if !ok || !isOOMKilled(cs.State) {
+			t.Fatalf("want terminated OOMKilled 137, got %s", describeStatus(p))
+		}
+		if cs.RestartCount != 0 {
+			t.Errorf("restartCount = %d under Never", cs.RestartCount)
+		}
+		if ready := podCondition(p, v1.PodReady); ready == nil || ready.Reason != "PodFailed" {
+			t.Errorf("Ready condition = %+v, want reason PodFailed", ready)
+		}
+	})
+	t.Run("OnFailure", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t)
+		pod := basePod("oom-onfailure", oomContainer())
+		pod.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+		createPod(t, ns, pod)
+		p := waitPod(t, ns, "oom-onfailure", 90*time.Second, "a restart after the OOM kill", func(p *v1.Pod) bool {
+			cs, ok := containerStatus(p, "hog")
+			return ok && cs.RestartCount >= 1 && isOOMKilled(cs.LastTerminationState)
+		})
+		if p.Status.Phase != v1.PodRunning && p.Status.Phase != v1.PodPending {
+			t.Errorf("phase %s while the container is restarted, want Running", p.Status.Phase)
+		}
+		// Killed again and again: CrashLoopBackOff, never a terminal phase.
+		p = waitPod(t, ns, "oom-onfailure", 60*time.Second, "CrashLoopBackOff", func(p *v1.Pod) bool {
+			cs, ok := containerStatus(p, "hog")
+			return ok && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" && isOOMKilled(cs.LastTerminationState)
+		})
+		if p.Status.Phase == v1.PodFailed || p.Status.Phase == v1.PodSucceeded {
+			t.Errorf("phase %s under OnFailure", p.Status.Phase)
+		}
+	})
+}
