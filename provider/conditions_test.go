@@ -10,7 +10,9 @@ import (
 )
 
 func TestMergeConditions(t *testing.T) {
-	gate := func(s v1.ConditionStatus) v1.PodCondition { return v1.PodCondition{Type: "example.com/gate", Status: s} }
+	gate := func(s v1.ConditionStatus) v1.PodCondition {
+		return v1.PodCondition{Type: "example.com/gate", Status: s}
+	}
 	owned := []v1.PodCondition{
 		{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue},
 		{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ReadinessGatesNotReady"},
