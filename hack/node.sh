@@ -121,6 +121,8 @@ case "$cmd" in
       unmount_under "$STACK_DIR/nodes/$name/pods"
       rm -rf "$STACK_DIR/nodes/$name/pods"
     fi
+    # vk-cri bind-mounts its root dir on itself to make it shared (as the kubelet does).
+    unmount_under "$STACK_DIR/nodes/$name"
     # Its serving certificate goes with it: a node of the same name starts with a new request.
     rm -rf "$STACK_DIR/nodes/$name/pki"
     log "node $name removed"

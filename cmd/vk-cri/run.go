@@ -155,6 +155,10 @@ func run(ctx context.Context, o *options) error {
 		volumes.WithForbidHostPath(o.ForbidHostPath),
 		volumes.WithAllocatable(func() v1.ResourceList { return p.NodeAllocatable() }),
 		volumes.WithLogger(entry))
+	// As the kubelet: volumes with HostToContainer or Bidirectional propagation need a shared root.
+	if err := vols.ShareRootDir(); err != nil {
+		return fmt.Errorf("configuring root directory: %w", err)
+	}
 	measured, err := startStats(o, rt, func() []*v1.Pod { pods, _ := p.GetPods(ctx); return pods }, lateEvictor{&p}, entry)
 	if err != nil {
 		return err
