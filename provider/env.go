@@ -39,7 +39,7 @@ type containerEnvironment struct {
 // field, a resource, a ConfigMap key or a Secret key. A missing object or key that is not
 // optional is an error with the kubelet's message; the container then waits with
 // CreateContainerConfigError and is retried.
-func resolveEnv(ctx context.Context, objs ObjectSource, in envInput) (containerEnvironment, error) {
+func resolveEnv(ctx context.Context, objs objectReader, in envInput) (containerEnvironment, error) {
 	pod, c := in.Pod, in.Container
 	enableLinks := pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks
 	svcEnv := serviceEnv(in.Services, pod.Namespace, enableLinks)
@@ -99,7 +99,7 @@ func resolveEnv(ctx context.Context, objs ObjectSource, in envInput) (containerE
 
 // envRefs reads the ConfigMaps and Secrets one container refers to, each once.
 type envRefs struct {
-	objs       ObjectSource
+	objs       objectReader
 	ns         string
 	configMaps map[string]*v1.ConfigMap
 	secrets    map[string]*v1.Secret

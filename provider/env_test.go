@@ -12,11 +12,10 @@ import (
 	"github.com/vk-cri/vk-cri/provider/downward"
 )
 
-// fakeObjects is an ObjectSource over fixed maps; it counts reads.
+// fakeObjects is an objectReader over fixed maps; it counts reads.
 type fakeObjects struct {
 	configMaps map[string]*v1.ConfigMap
 	secrets    map[string]*v1.Secret
-	services   []*v1.Service
 	reads      int
 }
 
@@ -36,7 +35,6 @@ func (f *fakeObjects) Secret(_ context.Context, ns, name string) (*v1.Secret, er
 	return nil, apierrors.NewNotFound(v1.Resource("secret"), name)
 }
 
-func (f *fakeObjects) Services() ([]*v1.Service, error) { return f.services, nil }
 
 func envFixture() *fakeObjects {
 	return &fakeObjects{

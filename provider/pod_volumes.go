@@ -81,13 +81,16 @@ func mountsPath(c *v1.Container, path string) bool {
 	return false
 }
 
-// tearDownVolumes removes what the pod had mounted; a failure is retried by the caller.
+// tearDownVolumes removes what the pod had mounted and then, as the kubelet does, releases the
+// objects it referred to; a failure is retried by the caller.
 func (p *Provider) tearDownVolumes(uid types.UID) error {
-	if p.cfg.Volumes == nil {
-		return nil
+	if p.cfg.Volumes != nil {
+		if err := p.cfg.Volumes.TearDown(uid); err != nil {
+			return fmt.Errorf("tearing down volumes: %w", err)
+		}
 	}
-	if err := p.cfg.Volumes.TearDown(uid); err != nil {
-		return fmt.Errorf("tearing down volumes: %w", err)
+	if p.cfg.Objects != nil {
+		p.cfg.Objects.UnregisterPod(uid)
 	}
 	return nil
 }

@@ -94,6 +94,11 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	if p.rejectIfInadmissible(rec, pod, rt) {
 		return next, false
 	}
+	if !finished && p.cfg.Objects != nil {
+		// Like the kubelet, on each sync: the objects the pod refers to are followed by watches
+		// from now on, and env, volumes and pull secrets read them from there.
+		p.cfg.Objects.RegisterPod(pod)
+	}
 	// Like the kubelet, nothing starts before every volume is there; volumes already set up are
 	// refreshed on each sync, which carries ConfigMap, Secret and label changes into the pod.
 	if !finished && p.setUpVolumes(ctx, pod) {

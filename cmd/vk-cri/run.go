@@ -25,6 +25,7 @@ import (
 	"github.com/vk-cri/vk-cri/logrotate"
 	"github.com/vk-cri/vk-cri/metrics"
 	"github.com/vk-cri/vk-cri/provider"
+	"github.com/vk-cri/vk-cri/provider/objectcache"
 	"github.com/vk-cri/vk-cri/provider/volumes"
 	"github.com/vk-cri/vk-cri/server"
 	"github.com/vk-cri/vk-cri/streaming"
@@ -149,9 +150,12 @@ func run(ctx context.Context, o *options) error {
 	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: o.NodeName})
 
 	var p *provider.Provider
+	// One watch per ConfigMap or Secret a pod refers to, shared by volumes, env and pull secrets.
+	objects := objectcache.New(ctx, client,
+		objectcache.WithVolumeChanges(func(uid types.UID) { p.PodVolumesChanged(uid) }))
 	vols := volumes.New(o.RootDir,
 		volumes.WithClient(client),
-		volumes.WithObjectWatches(ctx, func(uid types.UID) { p.PodVolumesChanged(uid) }),
+		volumes.WithObjects(objects),
 		volumes.WithForbidHostPath(o.ForbidHostPath),
 		volumes.WithAllocatable(func() v1.ResourceList { return p.NodeAllocatable() }),
 		volumes.WithLogger(entry))
@@ -175,7 +179,7 @@ func run(ctx context.Context, o *options) error {
 		ClusterDNS:            o.ClusterDNS,
 		ClusterDomain:         o.ClusterDomain,
 		RootDir:               o.RootDir,
-		Objects:               provider.NewAPIObjects(ctx, client),
+		Objects:               provider.NewAPIObjects(ctx, client, objects),
 		AllowedUnsafeSysctls:  o.AllowedUnsafeSysctls,
 		SerializeImagePulls:   o.SerializeImagePulls,
 		MaxParallelImagePulls: o.MaxParallelImagePulls,

@@ -14,9 +14,6 @@ import (
 // then tmpfs volumes) and removes the directory. The directory is removed only once no mount is
 // left in it, so that a failed unmount never deletes what a mount shows.
 func (m *Manager) TearDown(uid types.UID) error {
-	if m.watcher != nil {
-		m.watcher.follow(uid, nil)
-	}
 	dir := m.layout.podDir(uid)
 	if _, err := os.Lstat(dir); os.IsNotExist(err) {
 		m.store.forget(uid)

@@ -10,9 +10,10 @@ import (
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/mount-utils"
+
+	"github.com/vk-cri/vk-cri/provider/objectcache"
 )
 
 // apiTimeout bounds each API call a volume makes.
@@ -29,9 +30,16 @@ type Manager struct {
 	now            func() time.Time
 	log            *logrus.Entry
 	store          *store
-	// watcher follows the ConfigMaps and Secrets volumes read; nil without WithObjectWatches
-	// (objects are then read from the API server at each refresh).
-	watcher *objectWatcher
+	// objects reads the ConfigMaps and Secrets volumes show; without WithObjects, the API
+	// server at each refresh.
+	objects ObjectReader
+}
+
+// ObjectReader reads ConfigMaps and Secrets; a missing one is a NotFound error.
+// provider/objectcache implements it.
+type ObjectReader interface {
+	ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
+	Secret(ctx context.Context, namespace, name string) (*v1.Secret, error)
 }
 
 // Option configures a Manager.
@@ -50,16 +58,9 @@ func WithForbidHostPath(forbid bool) Option { return func(m *Manager) { m.forbid
 // of pods without memory limits, and the value of resourceFieldRef limits not set.
 func WithAllocatable(f func() v1.ResourceList) Option { return func(m *Manager) { m.allocatable = f } }
 
-// WithObjectWatches makes the manager follow each ConfigMap and Secret that volumes read with a
-// watch of its own (until ctx ends) and call changed with each pod whose object changed, so that
-// the pod is synced and its volumes refreshed at once. Needs WithClient (given before).
-func WithObjectWatches(ctx context.Context, changed func(types.UID)) Option {
-	return func(m *Manager) {
-		if m.client != nil {
-			m.watcher = newObjectWatcher(ctx, m.client, changed)
-		}
-	}
-}
+// WithObjects reads ConfigMaps and Secrets through objects (the node's watch-backed cache)
+// instead of the API server.
+func WithObjects(objects ObjectReader) Option { return func(m *Manager) { m.objects = objects } }
 
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(m *Manager) { m.now = now } }
@@ -86,6 +87,9 @@ func New(rootDir string, opts ...Option) *Manager {
 	}
 	for _, o := range opts {
 		o(m)
+	}
+	if m.objects == nil && m.client != nil {
+		m.objects = objectcache.Direct{Client: m.client}
 	}
 	return m
 }
@@ -117,9 +121,6 @@ func (m *Manager) SetUp(ctx context.Context, pod *v1.Pod) []*SetUpError {
 	}
 	if err := os.MkdirAll(m.layout.podDir(pod.UID), 0o750); err != nil {
 		return []*SetUpError{{Volume: pod.Spec.Volumes[0].Name, Err: fmt.Errorf("creating pod directory: %w", err), Blocking: true}}
-	}
-	if m.watcher != nil {
-		m.watcher.follow(pod.UID, volumeObjects(pod))
 	}
 	var errs []*SetUpError
 	for i := range pod.Spec.Volumes {

@@ -6,7 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // defaultFileMode is the API's default for configMap, secret, downwardAPI and projected files.
@@ -65,63 +64,26 @@ func secretPayload(s *v1.Secret, items []v1.KeyToPath, defaultMode int32, option
 
 // getConfigMap reads a ConfigMap; a missing one that is optional reads as empty.
 func (m *Manager) getConfigMap(ctx context.Context, ns, name string, optional bool) (*v1.ConfigMap, error) {
-	if m.client == nil {
+	if m.objects == nil {
 		return nil, fmt.Errorf("no API client to read configmap %q", name)
 	}
-	if m.watcher != nil {
-		if obj, found, ok := m.watcher.cached(objectKey{Kind: kindConfigMap, Namespace: ns, Name: name}); ok {
-			switch {
-			case found:
-				return obj.(*v1.ConfigMap), nil
-			case optional:
-				return &v1.ConfigMap{}, nil
-			}
-			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmap"}, name)
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
-	cm, err := m.client.CoreV1().ConfigMaps(ns).Get(ctx, name, getOptions)
-	switch {
-	case apierrors.IsNotFound(err) && optional:
+	cm, err := m.objects.ConfigMap(ctx, ns, name)
+	if apierrors.IsNotFound(err) && optional {
 		return &v1.ConfigMap{}, nil
-	case apierrors.IsNotFound(err):
-		// The kubelet's object cache words it in the singular.
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmap"}, name)
-	case err != nil:
-		return nil, fmt.Errorf("reading configmap %q: %w", name, err)
 	}
-	return cm, nil
+	return cm, err
 }
 
 // getSecret reads a Secret; a missing one that is optional reads as empty.
 func (m *Manager) getSecret(ctx context.Context, ns, name string, optional bool) (*v1.Secret, error) {
-	if m.client == nil {
+	if m.objects == nil {
 		return nil, fmt.Errorf("no API client to read secret %q", name)
 	}
-	if m.watcher != nil {
-		if obj, found, ok := m.watcher.cached(objectKey{Kind: kindSecret, Namespace: ns, Name: name}); ok {
-			switch {
-			case found:
-				return obj.(*v1.Secret), nil
-			case optional:
-				return &v1.Secret{}, nil
-			}
-			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secret"}, name)
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
-	s, err := m.client.CoreV1().Secrets(ns).Get(ctx, name, getOptions)
-	switch {
-	case apierrors.IsNotFound(err) && optional:
+	s, err := m.objects.Secret(ctx, ns, name)
+	if apierrors.IsNotFound(err) && optional {
 		return &v1.Secret{}, nil
-	case apierrors.IsNotFound(err):
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secret"}, name)
-	case err != nil:
-		return nil, fmt.Errorf("reading secret %q: %w", name, err)
 	}
-	return s, nil
+	return s, err
 }
 
 // writeAtomicVolume writes a payload into the pod's volume directory with the atomic writer,

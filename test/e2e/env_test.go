@@ -275,3 +275,68 @@ func TestEnvMissingReferenceWaitsThenStarts(t *testing.T) {
 		t.Errorf("output %q, want the late objects' values", out)
 	}
 }
+
+// terminatedWith reports whether the container's current or last termination message holds
+// want (FallbackToLogsOnError puts the log's tail there).
+func terminatedWith(container, want string) func(*v1.Pod) bool {
+	return func(p *v1.Pod) bool {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.Name != container {
+				continue
+			}
+			for _, st := range []v1.ContainerState{c.State, c.LastTerminationState} {
+				if st.Terminated != nil && strings.Contains(st.Terminated.Message, want) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+// A container that restarts again and again (CrashLoopBackOff) reads its env references from
+// the node's watch of each object, not from a GET per start: each restart sees the objects as
+// the watch last delivered them, and an object deleted meanwhile makes the next start wait
+// with the kubelet's CreateContainerConfigError.
+func TestEnvCrashLoopFollowsObjectChanges(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := ctxFor(t, 3*time.Minute)
+	cm := func(color string) *v1.ConfigMap {
+		return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"color": color}}
+	}
+	secret := func(pw string) *v1.Secret {
+		return &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sec"}, StringData: map[string]string{"pw": pw}}
+	}
+	if _, err := s.kube.CoreV1().ConfigMaps(ns).Create(ctx, cm("blue"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.kube.CoreV1().Secrets(ns).Create(ctx, secret("one"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := busybox("main", "echo color=$COLOR pw=$PW; exit 1")
+	c.TerminationMessagePolicy = v1.TerminationMessageFallbackToLogsOnError
+	c.EnvFrom = []v1.EnvFromSource{{Prefix: "OPT_", ConfigMapRef: &v1.ConfigMapEnvSource{
+		LocalObjectReference: v1.LocalObjectReference{Name: "never"}, Optional: new(true)}}}
+	c.Env = []v1.EnvVar{
+		{Name: "COLOR", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Key: "color"}}},
+		{Name: "PW", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "sec"}, Key: "pw"}}},
+	}
+	createPod(t, ns, basePod("loop", c))
+	waitPod(t, ns, "loop", time.Minute, "the first run with the first values", terminatedWith("main", "color=blue pw=one"))
+
+	if _, err := s.kube.CoreV1().ConfigMaps(ns).Update(ctx, cm("green"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.kube.CoreV1().Secrets(ns).Update(ctx, secret("two"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, "loop", time.Minute, "a restart with the updated values", terminatedWith("main", "color=green pw=two"))
+
+	if err := s.kube.CoreV1().ConfigMaps(ns).Delete(ctx, "cfg", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, "loop", 2*time.Minute, "CreateContainerConfigError once the ConfigMap is gone", func(p *v1.Pod) bool {
+		r, m := waitingReason(p, "main")
+		return r == "CreateContainerConfigError" && m == `configmap "cfg" not found`
+	})
+}
