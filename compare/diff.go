@@ -210,26 +210,13 @@ func podSummary(p *PodRecord) string {
 	return fmt.Sprintf("%d states, %d events", len(p.Timeline), len(p.Events))
 }
 
-// maskedKeys returns, for each entry, the canonical key of its snapshot without the ignored
-// fields (their paths are tried with the entry's own index).
-func (d *differ) maskedKeys(path string, t []TimelineEntry) []string {
-	keys := make([]string, len(t))
-	for i, e := range t {
-		var b strings.Builder
-		prefix := fmt.Sprintf("%s[%d].", path, i)
-		for _, f := range e.flatten() {
-			if d.ig.Ignored(prefix + f.path) {
-				continue
-			}
-			b.WriteString(f.path + "=" + f.value + "\n")
-		}
-		keys[i] = b.String()
-	}
-	return keys
-}
-
+// timeline compares two timelines without the fields the scenario ignores (their paths are
+// tried with the entry's own index) and the racy ones (racyReadyToStart).
 func (d *differ) timeline(path string, a, b []TimelineEntry) {
-	ka, kb := d.maskedKeys(path, a), d.maskedKeys(path, b)
+	ka, kb := timelineKeys(a, b, func(_, i int, fieldPath string) bool {
+		return d.ig.Ignored(fmt.Sprintf("%s[%d].%s", path, i, fieldPath))
+	})
+	racy := racyReadyToStart(a, b)
 	verdict := compareKeyTimelines(ka, kb)
 	if verdict == TimelinesCompatible {
 		return
@@ -263,6 +250,9 @@ func (d *differ) timeline(path string, a, b []TimelineEntry) {
 				continue
 			}
 			for _, f := range snapshotFieldDiffs(a[i].PodSnapshot, b[j].PodSnapshot) {
+				if leftOutRacy(racy, a[i].PodSnapshot, f.path) && leftOutRacy(racy, b[j].PodSnapshot, f.path) {
+					continue
+				}
 				if d.ig.Ignored(fmt.Sprintf("%s[%d].%s", path, i, f.path)) || d.ig.Ignored(fmt.Sprintf("%s[%d].%s", path, j, f.path)) {
 					continue
 				}

@@ -49,6 +49,9 @@ func TestDiffGolden(t *testing.T) {
 		"deletion":         StatusDiffer,
 		"ignore":           StatusMatch,
 		"steps":            StatusDiffer,
+
+		"ready-to-start-race":  StatusMatch,
+		"ready-to-start-final": StatusDiffer,
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -36,7 +36,9 @@
 // sets compare.eventCounts; deletion times by bucket (DeletionBucket; neighbouring buckets
 // within 0.5 s still match); timelines as described in timeline.go (after collapsing repeats:
 // the same final state, and either one a subsequence of the other or both skipping different
-// states of one progression). Diff paths look like
+// states of one progression; when both pods end Succeeded or Failed, their terminal states'
+// PodReadyToStartContainers is left out, a race in the kubelet: see racyReadyToStart). Diff
+// paths look like
 // "pods/main/timeline[3].containers[web].state", "pods/main/events[Warning BackOff
 // spec.containers{c}]", "pods/main/logs[c].current", "steps[2].exec", "pods/main/deletion".
 //

@@ -105,16 +105,64 @@ func (v TimelineVerdict) String() string {
 	return "unknown"
 }
 
-// CompareTimelines collapses both timelines and compares them as described above.
+// CompareTimelines collapses both timelines and compares them as described above (without the
+// racy fields: see racyReadyToStart).
 func CompareTimelines(a, b []TimelineEntry) TimelineVerdict {
-	ka, kb := make([]string, len(a)), make([]string, len(b))
-	for i, e := range a {
-		ka[i] = e.key()
-	}
-	for i, e := range b {
-		kb[i] = e.key()
-	}
+	ka, kb := timelineKeys(a, b, func(int, int, string) bool { return false })
 	return compareKeyTimelines(ka, kb)
+}
+
+// The last PodReadyToStartContainers of a finished pod
+//
+// When a pod finishes on its own (every container done, phase Succeeded or Failed), the kubelet
+// writes its last statuses around the moment it stops the pod's sandbox: a status generated
+// while the sandbox still runs says PodReadyToStartContainers=True, one generated after the stop
+// says False (PodSandboxNotReady). Its status manager writes asynchronously and its pod worker's
+// last syncs read the runtime through the PLEG cache, so which of them the API keeps is a matter
+// of timing: the upstream kubelet ends the same scenario with True in one run and with False in
+// the next (seen on scenarios whose containers exit at once, in
+// testdata/timelines/ready-to-start-*.yaml). The rule: when both timelines end in a terminal
+// phase, that condition is not compared in the snapshots that have the terminal phase (the
+// phase never leaves it, so these are the last ones). It is compared everywhere else: in every
+// snapshot before the pod finished, and in both timelines when one of them does not end
+// terminal.
+
+// readyToStartField is the flattened path of the condition.
+const readyToStartField = "conditions[PodReadyToStartContainers]"
+
+func isTerminalPhase(phase string) bool { return phase == "Succeeded" || phase == "Failed" }
+
+// racyReadyToStart reports whether the two timelines' final PodReadyToStartContainers is a race
+// (both end in a terminal phase).
+func racyReadyToStart(a, b []TimelineEntry) bool {
+	return len(a) > 0 && len(b) > 0 &&
+		isTerminalPhase(a[len(a)-1].Phase) && isTerminalPhase(b[len(b)-1].Phase)
+}
+
+// leftOutRacy reports whether a field of a snapshot is not compared by the rule above.
+func leftOutRacy(racy bool, s PodSnapshot, fieldPath string) bool {
+	return racy && fieldPath == readyToStartField && isTerminalPhase(s.Phase)
+}
+
+// timelineKeys returns the canonical keys of both timelines' snapshots, without the racy fields
+// and the fields ignored says to leave out (side 0 is A, 1 is B; i indexes the timeline).
+func timelineKeys(a, b []TimelineEntry, ignored func(side, i int, fieldPath string) bool) (ka, kb []string) {
+	racy := racyReadyToStart(a, b)
+	keys := func(side int, t []TimelineEntry) []string {
+		out := make([]string, len(t))
+		for i, e := range t {
+			var sb strings.Builder
+			for _, f := range e.flatten() {
+				if leftOutRacy(racy, e.PodSnapshot, f.path) || ignored(side, i, f.path) {
+					continue
+				}
+				sb.WriteString(f.path + "=" + f.value + "\n")
+			}
+			out[i] = sb.String()
+		}
+		return out
+	}
+	return keys(0, a), keys(1, b)
 }
 
 // compareKeyTimelines compares two timelines given as the canonical keys of their snapshots
