@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -94,16 +95,36 @@ type admissionRejection struct {
 	Reason, Message string
 }
 
-// admitPod applies the node's admission checks the kubelet makes that concern what a container
-// sees (sysctls); nil admits the pod.
+// admitPod applies the node's admission checks the kubelet makes on the pod alone, in the
+// kubelet's order: its sysctls, then its operating system; nil admits the pod.
 func admitPod(pod *v1.Pod, sysctls sysctlPolicy) *admissionRejection {
-	if pod.Spec.SecurityContext == nil {
-		return nil
-	}
-	for _, s := range pod.Spec.SecurityContext.Sysctls {
-		if err := sysctls.check(s.Name, pod); err != nil {
-			return &admissionRejection{Reason: reasonSysctlForbidden, Message: fmt.Sprintf("forbidden sysctl: %v", err)}
+	if pod.Spec.SecurityContext != nil {
+		for _, s := range pod.Spec.SecurityContext.Sysctls {
+			if err := sysctls.check(s.Name, pod); err != nil {
+				return &admissionRejection{Reason: reasonSysctlForbidden, Message: fmt.Sprintf("forbidden sysctl: %v", err)}
+			}
 		}
+	}
+	return admitPodOS(pod, runtime.GOOS)
+}
+
+// Rejection reasons of a pod meant for another operating system, as the kubelet gives them.
+const (
+	reasonPodOSSelectorMismatch = "PodOSSelectorNodeLabelDoesNotMatch"
+	reasonPodOSNotSupported     = "PodOSNotSupported"
+)
+
+// admitPodOS refuses a pod meant for another operating system than the node's (nodeOS, which
+// is also the node's kubernetes.io/os label), as the kubelet's predicate admission does: first
+// by the pod's own kubernetes.io/os label, then by its spec.os.name.
+func admitPodOS(pod *v1.Pod, nodeOS string) *admissionRejection {
+	if os, ok := pod.Labels[v1.LabelOSStable]; ok && os != nodeOS {
+		return &admissionRejection{Reason: reasonPodOSSelectorMismatch,
+			Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
+	}
+	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != nodeOS {
+		return &admissionRejection{Reason: reasonPodOSNotSupported,
+			Message: "Failed to admit pod as the OS field doesn't match node OS"}
 	}
 	return nil
 }

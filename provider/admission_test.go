@@ -79,3 +79,47 @@ func TestRejectedStatus(t *testing.T) {
 		t.Errorf("conditions %v, want PodScheduled only", st.Conditions)
 	}
 }
+
+func TestAdmitPodOS(t *testing.T) {
+	cases := []struct {
+		name       string
+		label      string // the pod's kubernetes.io/os label, "" for none
+		os         v1.OSName
+		wantReason string
+		wantMsg    string
+	}{
+		{name: "neither label nor spec.os"},
+		{name: "spec.os linux", os: v1.Linux},
+		{name: "label linux", label: "linux"},
+		{name: "spec.os windows", os: v1.Windows, wantReason: "PodOSNotSupported",
+			wantMsg: "Failed to admit pod as the OS field doesn't match node OS"},
+		{name: "label windows", label: "windows", wantReason: "PodOSSelectorNodeLabelDoesNotMatch",
+			wantMsg: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"},
+		{name: "label checked before spec.os", label: "windows", os: v1.Windows, wantReason: "PodOSSelectorNodeLabelDoesNotMatch",
+			wantMsg: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"},
+		{name: "label linux, spec.os windows", label: "linux", os: v1.Windows, wantReason: "PodOSNotSupported",
+			wantMsg: "Failed to admit pod as the OS field doesn't match node OS"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := testPod()
+			if tc.label != "" {
+				pod.Labels = map[string]string{v1.LabelOSStable: tc.label}
+			}
+			if tc.os != "" {
+				pod.Spec.OS = &v1.PodOS{Name: tc.os}
+			}
+			r := admitPodOS(pod, "linux")
+			switch {
+			case tc.wantReason == "" && r != nil:
+				t.Errorf("rejected: %+v", r)
+			case tc.wantReason != "" && (r == nil || r.Reason != tc.wantReason || r.Message != tc.wantMsg):
+				t.Errorf("got %+v, want %s %q", r, tc.wantReason, tc.wantMsg)
+			}
+			// admitPod applies it on this (Linux) machine.
+			if r2 := admitPod(pod, sysctlPolicy{}); (r2 == nil) != (r == nil) {
+				t.Errorf("admitPod = %+v, admitPodOS = %+v", r2, r)
+			}
+		})
+	}
+}
