@@ -52,6 +52,8 @@ type podActions struct {
 	CreateSandbox  bool
 	SandboxID      string
 	SandboxAttempt uint32
+	// EphemeralToStart are indexes into spec.ephemeralContainers, started before anything else.
+	EphemeralToStart []int
 	// InitToStart is the index of the init container to start next, or -1.
 	InitToStart int
 	// SidecarsToStart are indexes into spec.initContainers of sidecars to restart.
@@ -97,6 +99,9 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 		return sandboxActions(pod, rt, sb, a)
 	}
 	a.SandboxID = sb.ID
+	// Like the kubelet, whether or not the pod is initialised (a debugger for a stuck init
+	// container), but never in the sync that creates the sandbox.
+	a.EphemeralToStart = ephemeralToStart(pod, rt)
 
 	// Containers of older sandboxes are leftovers: they can't share the live sandbox's namespaces.
 	for _, c := range rt.Containers {
@@ -111,7 +116,7 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 	}
 	if regularContainersDone(pod, rt) && sidecarRunning(pod, rt) {
 		// Nothing is left for the sidecars to serve: the kubelet stops them with the sandbox.
-		a.KillPod = true
+		a.KillPod, a.EphemeralToStart = true, nil
 		return a
 	}
 	sidecarActions(pod, rt, sb.ID, bo, probes, &a)
@@ -156,7 +161,7 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 	if probeKills && kept == 0 && len(a.ContainersToStart) == 0 {
 		// Nothing would run after these kills: like the kubelet, stop the whole pod instead, with
 		// the pod's grace period and plain "Stopping container" events, sidecars included.
-		a.KillPod, a.ContainersToKill, a.SidecarsToStart = true, nil, nil
+		a.KillPod, a.ContainersToKill, a.SidecarsToStart, a.EphemeralToStart = true, nil, nil, nil
 	}
 	return a
 }

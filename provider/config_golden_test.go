@@ -33,9 +33,11 @@ type sandboxGoldenCase struct {
 }
 
 // containerGoldenCase is one testdata/container/*.yaml file: a pod, the container of it to
-// translate (regular or init), and the facts of the start.
+// translate (regular, init or ephemeral), and the facts of the start.
 type containerGoldenCase struct {
 	Container    string `json:"container"`
+	// TargetID is the runtime ID of an ephemeral container's target.
+	TargetID     string `json:"targetID"`
 	ImageRef     string `json:"imageRef"`
 	RestartCount int    `json:"restartCount"`
 	Owner        string `json:"owner"`
@@ -196,7 +198,7 @@ func TestContainerConfigGolden(t *testing.T) {
 			node := nodeFacts{MemoryCapacity: 8 << 30, SeccompRoot: "/var/lib/vk-cri/seccomp"}
 			cfg, err := containerConfig(node, containerInput{
 				Owner: owner, Pod: &tc.Pod, Container: c, ImageRef: tc.ImageRef, RestartCount: tc.RestartCount,
-				Env: env, Image: imageUser{UID: tc.ImageUID, Username: tc.ImageUser},
+				Env: env, Image: imageUser{UID: tc.ImageUID, Username: tc.ImageUser}, TargetID: tc.TargetID,
 			})
 			if tc.WantError != "" {
 				if err == nil || err.Error() != tc.WantError {
@@ -219,6 +221,9 @@ func findSpecContainer(pod *v1.Pod, name string) *v1.Container {
 				return &list[i]
 			}
 		}
+	}
+	if ec := ephemeralSpec(pod, name); ec != nil {
+		return ephemeralAsContainer(ec)
 	}
 	return nil
 }

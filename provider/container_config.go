@@ -45,6 +45,9 @@ type containerInput struct {
 	Env          containerEnvironment
 	Image        imageUser
 	Mounts       []*runtimeapi.Mount
+	// TargetID, for an ephemeral container with a target, is the runtime ID of the container
+	// whose process namespace it joins.
+	TargetID string
 }
 
 // containerConfig translates one container of a pod into its CRI config. It refuses a
@@ -59,6 +62,7 @@ func containerConfig(node nodeFacts, in containerInput) (*runtimeapi.ContainerCo
 	if err != nil {
 		return nil, err
 	}
+	targetPIDNamespace(sc, in.TargetID)
 	lookup := envLookup(in.Env.Values)
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(in.RestartCount)},

@@ -80,6 +80,10 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 	if hosts != nil && !mountsPath(c, hosts.ContainerPath) {
 		mounts = append(mounts, hosts)
 	}
+	targetID, err := ephemeralTargetID(pod, c.Name, rt)
+	if err != nil {
+		return nil, err
+	}
 	return containerConfig(facts, containerInput{
 		Owner:        p.cfg.NodeName,
 		Pod:          pod,
@@ -89,6 +93,7 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		Env:          env,
 		Image:        user,
 		Mounts:       mounts,
+		TargetID:     targetID,
 	})
 }
 

@@ -24,8 +24,11 @@ const (
 // containerRef points an event at one container of a pod, as kubectl describe shows it.
 func containerRef(pod *v1.Pod, name string, isInit bool) *v1.ObjectReference {
 	field := fmt.Sprintf("spec.containers{%s}", name)
-	if isInit {
+	switch {
+	case isInit:
 		field = fmt.Sprintf("spec.initContainers{%s}", name)
+	case ephemeralSpec(pod, name) != nil:
+		field = fmt.Sprintf("spec.ephemeralContainers{%s}", name)
 	}
 	return &v1.ObjectReference{
 		Kind:            "Pod",

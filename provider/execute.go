@@ -91,6 +91,11 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 			retry = minPositive(retry, backoffInitial)
 		}
 	}
+	// Ephemeral containers first, as the kubelet starts them: a failing init container must not
+	// keep a debugger out.
+	for _, i := range a.EphemeralToStart {
+		start(ephemeralAsContainer(&pod.Spec.EphemeralContainers[i]), false)
+	}
 	if a.InitToStart >= 0 {
 		start(&pod.Spec.InitContainers[a.InitToStart], true)
 	}

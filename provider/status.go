@@ -178,6 +178,9 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 		s.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers, true)
 	}
 	s.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, false)
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		s.EphemeralContainerStatuses = ephemeralStatuses(in)
+	}
 	if in.Probes != nil {
 		in.Probes.UpdatePodStatus(pod, &s)
 	}

@@ -183,7 +183,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 // changesRuntime reports whether executing the actions touched the runtime.
 func (a podActions) changesRuntime() bool {
 	return a.KillPod || a.CreateSandbox || a.InitToStart >= 0 || len(a.SidecarsToStart) > 0 ||
-		len(a.ContainersToStart) > 0 || len(a.ContainersToKill) > 0
+		len(a.ContainersToStart) > 0 || len(a.ContainersToKill) > 0 || len(a.EphemeralToStart) > 0
 }
 
 // reportStatus computes the pod's status and publishes it when it changed.

@@ -1,0 +1,99 @@
+package provider
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Ephemeral containers (kubectl debug) are added to a running pod through its
+// ephemeralcontainers subresource. virtual-kubelet's pod controller counts
+// spec.ephemeralContainers among the fields whose change makes it call UpdatePod, so the new spec
+// reaches the pod's worker like any other update. The kubelet runs them once each: no probes,
+// ports, hooks or restarts, and they never keep a pod alive.
+
+// ephemeralToStart lists the indexes of the pod's ephemeral containers of which the runtime has
+// no instance at all. One that ran, whatever its end, or that was created and never started,
+// stays as it is: an ephemeral container is never started twice. They do not wait for the pod's
+// init containers.
+func ephemeralToStart(pod *v1.Pod, rt *podRuntime) []int {
+	var out []int
+	for i := range pod.Spec.EphemeralContainers {
+		if rt.latest(pod.Spec.EphemeralContainers[i].Name) == nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// ephemeralAsContainer is the container an ephemeral container runs as: the same fields.
+func ephemeralAsContainer(ec *v1.EphemeralContainer) *v1.Container {
+	return (*v1.Container)(&ec.EphemeralContainerCommon)
+}
+
+// ephemeralSpec is the pod's ephemeral container of that name, or nil.
+func ephemeralSpec(pod *v1.Pod, name string) *v1.EphemeralContainer {
+	if pod == nil {
+		return nil
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == name {
+			return &pod.Spec.EphemeralContainers[i]
+		}
+	}
+	return nil
+}
+
+// errTargetNotFound is the CreateContainerConfigError of an ephemeral container whose target
+// container has no instance in the runtime.
+type errTargetNotFound struct{ Target string }
+
+func (e errTargetNotFound) Error() string {
+	return fmt.Sprintf("unable to find target container %s", e.Target)
+}
+
+// ephemeralTargetID is the runtime ID of the container whose process namespace the named
+// ephemeral container joins (its newest instance, whatever its state), or "" when the container
+// is not ephemeral or names no target.
+func ephemeralTargetID(pod *v1.Pod, name string, rt *podRuntime) (string, error) {
+	ec := ephemeralSpec(pod, name)
+	if ec == nil || ec.TargetContainerName == "" {
+		return "", nil
+	}
+	target := rt.latest(ec.TargetContainerName)
+	if target == nil {
+		return "", errTargetNotFound{Target: ec.TargetContainerName}
+	}
+	return target.ID, nil
+}
+
+// targetPIDNamespace makes a container with a private PID namespace join the target's instead;
+// one that shares the pod's or the node's keeps it, as with the kubelet.
+func targetPIDNamespace(sc *runtimeapi.LinuxContainerSecurityContext, targetID string) {
+	if targetID == "" || sc == nil || sc.NamespaceOptions == nil {
+		return
+	}
+	if sc.NamespaceOptions.Pid == runtimeapi.NamespaceMode_CONTAINER {
+		sc.NamespaceOptions.Pid = runtimeapi.NamespaceMode_TARGET
+		sc.NamespaceOptions.TargetId = targetID
+	}
+}
+
+// ephemeralStatuses are the statuses of the pod's ephemeral containers, sorted by name, built as
+// regular containers' are, except that nothing probes them: they are never ready and their
+// started field is not set.
+func ephemeralStatuses(in statusInput) []v1.ContainerStatus {
+	specs := make([]v1.Container, 0, len(in.Pod.Spec.EphemeralContainers))
+	for i := range in.Pod.Spec.EphemeralContainers {
+		specs = append(specs, *ephemeralAsContainer(&in.Pod.Spec.EphemeralContainers[i]))
+	}
+	// As regular containers: names are unique across the pod's three lists, so nothing of the
+	// regular containers' previous statuses is ever taken for an ephemeral one.
+	out := containerStatuses(in, specs, false)
+	for i := range out {
+		out[i].Ready = false
+		out[i].Started = nil
+	}
+	return out
+}
