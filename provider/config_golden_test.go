@@ -35,7 +35,7 @@ type sandboxGoldenCase struct {
 // containerGoldenCase is one testdata/container/*.yaml file: a pod, the container of it to
 // translate (regular, init or ephemeral), and the facts of the start.
 type containerGoldenCase struct {
-	Container    string `json:"container"`
+	Container string `json:"container"`
 	// TargetID is the runtime ID of an ephemeral container's target.
 	TargetID     string `json:"targetID"`
 	ImageRef     string `json:"imageRef"`
