@@ -560,8 +560,8 @@ func (s *side) delete(ctx context.Context, d *DeleteStep) string {
 	return "ok"
 }
 
-// readLogs reads the current logs of each of the pod's containers, and the previous ones of
-// those that restarted.
+// readLogs reads the current logs of each of the pod's containers (ephemeral ones included), and
+// the previous ones of those that restarted.
 func (s *side) readLogs(ctx context.Context, name string, latest *v1.Pod) map[string]*ContainerLogs {
 	out := map[string]*ContainerLogs{}
 	manifest := s.sc.Pod(name)
@@ -571,6 +571,12 @@ func (s *side) readLogs(ctx context.Context, name string, latest *v1.Pod) map[st
 	}
 	for _, c := range manifest.Spec.Containers {
 		containers = append(containers, c.Name)
+	}
+	if latest != nil {
+		// Those the scenario added with kubectl debug's update.
+		for _, c := range latest.Spec.EphemeralContainers {
+			containers = append(containers, c.Name)
+		}
 	}
 	for _, c := range containers {
 		cl := &ContainerLogs{Current: s.readLog(ctx, name, c, false)}

@@ -49,6 +49,10 @@ type Scenario struct {
 	Objects     []runtime.Object
 	Pods        []*v1.Pod
 	Steps       []Step
+
+	// added holds, per pod, the ephemeral containers earlier update steps add, so that later
+	// steps may name them.
+	added map[string][]string
 }
 
 // ID is "category/name", what --run matches against.
@@ -147,14 +151,21 @@ type ExecStep struct {
 	Timeout   time.Duration // 0: DefaultExecTimeout
 }
 
-// UpdateStep applies a strategic merge patch to a pod, or to its status subresource as a
-// controller owning a readiness gate's condition does.
+// UpdateStep applies a strategic merge patch to a pod, or to one of its subresources: status
+// (as a controller owning a readiness gate's condition does) or ephemeralcontainers (as kubectl
+// debug adds an ephemeral container).
 type UpdateStep struct {
 	Pod   string
 	Patch json.RawMessage
-	// Subresource is "" (the pod) or "status".
+	// Subresource is "", SubresourceStatus or SubresourceEphemeralContainers.
 	Subresource string
 }
+
+// The pod subresources an update step may patch.
+const (
+	SubresourceStatus              = "status"
+	SubresourceEphemeralContainers = "ephemeralcontainers"
+)
 
 // DeleteStep deletes a pod and measures the time until it is gone from the API.
 type DeleteStep struct {
@@ -691,7 +702,14 @@ func decodeManifest(raw json.RawMessage) (runtime.Object, *schema.GroupVersionKi
 }
 
 // podContainer reports whether the pod manifest has an init or regular container of that name.
-func podContainer(p *v1.Pod, name string) bool {
+// podContainer reports whether the pod has the named container, or an earlier step adds it as
+// an ephemeral container.
+func (s *Scenario) podContainer(p *v1.Pod, name string) bool {
+	for _, n := range s.added[p.Name] {
+		if n == name {
+			return true
+		}
+	}
 	for _, c := range p.Spec.InitContainers {
 		if c.Name == name {
 			return true
@@ -703,6 +721,33 @@ func podContainer(p *v1.Pod, name string) bool {
 		}
 	}
 	return false
+}
+
+// addEphemeral records the ephemeral containers a patch of the ephemeralcontainers subresource
+// adds to the pod.
+func (s *Scenario) addEphemeral(pod string, patch json.RawMessage) []string {
+	var spec struct {
+		Spec struct {
+			EphemeralContainers []v1.EphemeralContainer `json:"ephemeralContainers"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(patch, &spec); err != nil {
+		return []string{"update.patch: " + err.Error()}
+	}
+	ecs := spec.Spec.EphemeralContainers
+	if len(ecs) == 0 {
+		return []string{"update.patch: an ephemeralcontainers update adds spec.ephemeralContainers"}
+	}
+	if s.added == nil {
+		s.added = map[string][]string{}
+	}
+	for _, ec := range ecs {
+		if ec.Name == "" {
+			return []string{"update.patch: an ephemeral container without a name"}
+		}
+		s.added[pod] = append(s.added[pod], ec.Name)
+	}
+	return nil
 }
 
 func (s *Scenario) checkPod(name string) (*v1.Pod, string) {
@@ -766,7 +811,7 @@ func (s *Scenario) validateStep(fs fileStep) (Step, []string) {
 			errs = append(errs, "wait.for: "+err.Error())
 		} else {
 			w.For = wf
-			if wf.Container != "" && p != nil && !podContainer(p, wf.Container) {
+			if wf.Container != "" && p != nil && !s.podContainer(p, wf.Container) {
 				errs = append(errs, fmt.Sprintf("wait.for: pod %q has no container %q", p.Name, wf.Container))
 			}
 		}
@@ -790,7 +835,7 @@ func (s *Scenario) validateStep(fs fileStep) (Step, []string) {
 		if perr != "" {
 			errs = append(errs, "exec."+perr)
 		}
-		if e.Container != "" && p != nil && !podContainer(p, e.Container) {
+		if e.Container != "" && p != nil && !s.podContainer(p, e.Container) {
 			errs = append(errs, fmt.Sprintf("exec.container: pod %q has no container %q", p.Name, e.Container))
 		}
 		if len(e.Command) == 0 {
@@ -806,11 +851,9 @@ func (s *Scenario) validateStep(fs fileStep) (Step, []string) {
 		st.Exec = e
 	case StepUpdate:
 		u := &UpdateStep{Pod: fs.Update.Pod, Patch: fs.Update.Patch, Subresource: fs.Update.Subresource}
-		if _, perr := s.checkPod(fs.Update.Pod); perr != "" {
+		p, perr := s.checkPod(fs.Update.Pod)
+		if perr != "" {
 			errs = append(errs, "update."+perr)
-		}
-		if u.Subresource != "" && u.Subresource != "status" {
-			errs = append(errs, fmt.Sprintf("update.subresource: %q is not \"status\"", u.Subresource))
 		}
 		var m map[string]any
 		if len(u.Patch) == 0 || string(u.Patch) == "null" {
@@ -819,6 +862,15 @@ func (s *Scenario) validateStep(fs fileStep) (Step, []string) {
 			errs = append(errs, "update.patch: must be a mapping (a strategic merge patch)")
 		} else {
 			u.Patch, _ = json.Marshal(m) // compact, keys sorted
+		}
+		switch u.Subresource {
+		case "", SubresourceStatus:
+		case SubresourceEphemeralContainers:
+			if p != nil && m != nil {
+				errs = append(errs, s.addEphemeral(p.Name, u.Patch)...)
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("update.subresource: %q is not %q or %q", u.Subresource, SubresourceStatus, SubresourceEphemeralContainers))
 		}
 		st.Update = u
 	case StepDelete:

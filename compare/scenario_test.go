@@ -199,3 +199,39 @@ func TestLoadDirErrors(t *testing.T) {
 		t.Errorf("empty directory: %v", err)
 	}
 }
+
+// An update of the ephemeralcontainers subresource adds ephemeral containers that later steps
+// may wait on and exec in.
+func TestEphemeralContainersUpdateStep(t *testing.T) {
+	const src = `
+name: debug
+category: lifecycle
+description: kubectl debug.
+pods:
+  - {apiVersion: v1, kind: Pod, metadata: {name: main}, spec: {containers: [{name: c, image: busybox}]}}
+steps:
+  - wait: {pod: main, for: Running}
+  - update:
+      pod: main
+      subresource: ephemeralcontainers
+      patch: {spec: {ephemeralContainers: [{name: dbg, image: busybox, targetContainerName: c}]}}
+  - wait: {pod: main, for: "ContainerRunning:dbg"}
+  - exec: {pod: main, container: dbg, command: [ps]}
+  - delete: {pod: main}
+`
+	sc, err := Parse("lifecycle/debug.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := sc.Steps[1].Update
+	if u == nil || u.Subresource != SubresourceEphemeralContainers {
+		t.Fatalf("step 1 = %+v", sc.Steps[1])
+	}
+	want := `update main/ephemeralcontainers {"spec":{"ephemeralContainers":[{"image":"busybox","name":"dbg","targetContainerName":"c"}]}}`
+	if got := sc.Steps[1].String(); got != want {
+		t.Errorf("step 1 = %s, want %s", got, want)
+	}
+	if got := sc.Steps[3].String(); got != "exec main/dbg ps" {
+		t.Errorf("step 3 = %s", got)
+	}
+}

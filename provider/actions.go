@@ -114,8 +114,9 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 		nextInit(pod, rt, sb.ID, bo, probes, &a)
 		return a
 	}
-	if regularContainersDone(pod, rt) && sidecarRunning(pod, rt) {
-		// Nothing is left for the sidecars to serve: the kubelet stops them with the sandbox.
+	if regularContainersDone(pod, rt) && (sidecarRunning(pod, rt) || ephemeralRunning(pod, rt)) {
+		// Nothing is left for the sidecars or debuggers to serve: the kubelet stops them (within
+		// the grace period) with the sandbox.
 		a.KillPod, a.EphemeralToStart = true, nil
 		return a
 	}

@@ -27,6 +27,16 @@ func ephemeralToStart(pod *v1.Pod, rt *podRuntime) []int {
 	return out
 }
 
+// ephemeralRunning reports whether one of the pod's ephemeral containers runs.
+func ephemeralRunning(pod *v1.Pod, rt *podRuntime) bool {
+	for i := range pod.Spec.EphemeralContainers {
+		if cur := rt.latest(pod.Spec.EphemeralContainers[i].Name); cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return true
+		}
+	}
+	return false
+}
+
 // ephemeralAsContainer is the container an ephemeral container runs as: the same fields.
 func ephemeralAsContainer(ec *v1.EphemeralContainer) *v1.Container {
 	return (*v1.Container)(&ec.EphemeralContainerCommon)

@@ -118,10 +118,22 @@ func TestComputePodActionsEphemeral(t *testing.T) {
 			want: podActions{KillPod: true, SandboxID: "s1", InitToStart: -1},
 		},
 		{
-			name: "a running ephemeral container keeps nothing alive: a done Never pod is not restarted",
+			name: "a running ephemeral container keeps nothing alive: a done Never pod is killed with it",
 			pod:  testPod(withContainers(a), withRestart(v1.RestartPolicyNever), withEphemeral(dbg)),
 			rt:   rtOf(sbs(s1), exited(a, "c-a", "s1", 0), running(asCtr(dbg), "c-dbg", "s1")),
+			want: podActions{KillPod: true, SandboxID: "s1", InitToStart: -1},
+		},
+		{
+			name: "a done OnFailure pod with an exited ephemeral container: nothing to kill",
+			pod:  testPod(withContainers(a), withRestart(v1.RestartPolicyOnFailure), withEphemeral(dbg)),
+			rt:   rtOf(sbs(s1), exited(a, "c-a", "s1", 0), exited(asCtr(dbg), "c-dbg", "s1", 0)),
 			want: podActions{SandboxID: "s1", InitToStart: -1},
+		},
+		{
+			name: "a regular container restarting under Always: the running ephemeral container stays",
+			pod:  testPod(withContainers(a), withEphemeral(dbg)),
+			rt:   rtOf(sbs(s1), exited(a, "c-a", "s1", 0), running(asCtr(dbg), "c-dbg", "s1")),
+			want: podActions{SandboxID: "s1", InitToStart: -1, ContainersToStart: []int{0}},
 		},
 	}
 	for _, tc := range cases {

@@ -124,8 +124,14 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		acted = actions.changesRuntime()
 		if acted {
 			// Like the kubelet, report the state the sync starts from before acting on it, so that
-			// watchers see each step (ContainerCreating, sandbox ready, running).
-			p.reportStatus(rec, pod, rt, false)
+			// watchers see each step (ContainerCreating, sandbox ready, running). A pod whose
+			// regular containers are done while others still run (sidecars, ephemeral
+			// containers, killed by this sync) keeps its phase until they have stopped.
+			st := p.computeStatus(rec, pod, rt, false, false)
+			if isTerminalPhase(st.Phase) {
+				st = interimStatus(st, rec.view().Status)
+			}
+			p.setStatus(rec, pod, st)
 		}
 		reasons, retry := p.execute(ctx, rec, pod, rt, actions)
 		// Like the kubelet's reason cache, why a container could not start shows from the next

@@ -510,11 +510,25 @@ func checkScenario(t *testing.T, sc *scenario) {
 				continue
 			}
 			// A strategic merge patch of a pod is a partial pod: it must decode strictly.
-			if err := strictJSON(s.Update.Patch, &v1.Pod{}); err != nil {
+			var patch v1.Pod
+			if err := strictJSON(s.Update.Patch, &patch); err != nil {
 				t.Errorf("%s: patch is not a partial v1.Pod: %v", where, err)
 			}
-			if s.Update.Subresource != "" && s.Update.Subresource != "status" {
-				t.Errorf("%s: update.subresource %q is not \"status\"", where, s.Update.Subresource)
+			switch s.Update.Subresource {
+			case "", "status":
+			case "ephemeralcontainers":
+				// Later steps may name the ephemeral containers it adds.
+				if len(patch.Spec.EphemeralContainers) == 0 {
+					t.Errorf("%s: an ephemeralcontainers update adds no spec.ephemeralContainers", where)
+				}
+				for _, ec := range patch.Spec.EphemeralContainers {
+					if !allowedImages[ec.Image] {
+						t.Errorf("%s: ephemeral container %q: image %q is not in the local registry", where, ec.Name, ec.Image)
+					}
+				}
+				pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers, patch.Spec.EphemeralContainers...)
+			default:
+				t.Errorf("%s: update.subresource %q is not \"status\" or \"ephemeralcontainers\"", where, s.Update.Subresource)
 			}
 			lastFor[pod.Name] = "open"
 		case s.Delete != nil:
@@ -623,6 +637,11 @@ func hasContainer(pod *v1.Pod, name string) bool {
 		}
 	}
 	for _, c := range pod.Spec.Containers {
+		if c.Name == name {
+			return true
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
 		if c.Name == name {
 			return true
 		}
