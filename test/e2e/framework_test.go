@@ -231,8 +231,16 @@ func describeStatus(p *v1.Pod) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "phase=%s node=%s ip=%s", p.Status.Phase, p.Spec.NodeName, p.Status.PodIP)
-	for _, c := range p.Status.ContainerStatuses {
-		fmt.Fprintf(&b, "\n  %s: restarts=%d ready=%v %s", c.Name, c.RestartCount, c.Ready, stateString(c.State))
+	for _, c := range p.Status.Conditions {
+		fmt.Fprintf(&b, " %s=%s", c.Type, c.Status)
+	}
+	for _, group := range []struct {
+		kind     string
+		statuses []v1.ContainerStatus
+	}{{"init ", p.Status.InitContainerStatuses}, {"", p.Status.ContainerStatuses}, {"ephemeral ", p.Status.EphemeralContainerStatuses}} {
+		for _, c := range group.statuses {
+			fmt.Fprintf(&b, "\n  %s%s: restarts=%d ready=%v %s", group.kind, c.Name, c.RestartCount, c.Ready, stateString(c.State))
+		}
 	}
 	return b.String()
 }
