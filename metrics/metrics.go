@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -43,63 +44,58 @@ type Recorder struct {
 // New makes a recorder for node; its registry also has the Go runtime and process collectors,
 // as the kubelet's /metrics does.
 func New(node string) *Recorder {
+	reg := prometheus.NewRegistry()
+	m := metricsIn{promauto.With(reg)}
 	r := &Recorder{
-		registry: prometheus.NewRegistry(),
-		podWorker: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "kubelet_pod_worker_duration_seconds",
-			Help:    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, sync or kill.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"operation_type"}),
-		podStart: prometheus.NewHistogram(prometheus.HistogramOpts{
+		registry: reg,
+		podWorker: m.histogramVec("kubelet_pod_worker_duration_seconds",
+			"Duration in seconds to sync a single pod. Broken down by operation type: create, update, sync or kill.",
+			prometheus.DefBuckets, "operation_type"),
+		podStart: m.f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "kubelet_pod_start_duration_seconds",
 			Help:    "Duration in seconds from vk-cri seeing a pod for the first time to the pod starting to run.",
 			Buckets: podStartBuckets,
 		}),
-		runtimeOps: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubelet_runtime_operations_total",
-			Help: "Cumulative number of runtime operations by operation type.",
-		}, []string{"operation_type"}),
-		runtimeOpsErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubelet_runtime_operations_errors_total",
-			Help: "Cumulative number of runtime operation errors by operation type.",
-		}, []string{"operation_type"}),
-		runtimeOpsTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "kubelet_runtime_operations_duration_seconds",
-			Help:    "Duration in seconds of runtime operations. Broken down by operation type.",
-			Buckets: runtimeOperationBuckets,
-		}, []string{"operation_type"}),
-		runningPods: prometheus.NewGauge(prometheus.GaugeOpts{
+		runtimeOps: m.counterVec("kubelet_runtime_operations_total",
+			"Cumulative number of runtime operations by operation type.", "operation_type"),
+		runtimeOpsErrors: m.counterVec("kubelet_runtime_operations_errors_total",
+			"Cumulative number of runtime operation errors by operation type.", "operation_type"),
+		runtimeOpsTime: m.histogramVec("kubelet_runtime_operations_duration_seconds",
+			"Duration in seconds of runtime operations. Broken down by operation type.",
+			runtimeOperationBuckets, "operation_type"),
+		runningPods: m.f.NewGauge(prometheus.GaugeOpts{
 			Name: "kubelet_running_pods",
 			Help: "Number of pods that have a running pod sandbox.",
 		}),
-		runningCont: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "kubelet_running_containers",
-			Help: "Number of containers currently running, by container state.",
-		}, []string{"container_state"}),
-		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubelet_http_requests_total",
-			Help: "Number of the http requests received since the server started",
-		}, httpLabels),
-		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "kubelet_http_requests_duration_seconds",
-			Help:    "Duration in seconds to serve http requests",
-			Buckets: prometheus.DefBuckets,
-		}, httpLabels),
-		httpInflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "kubelet_http_inflight_requests",
-			Help: "Number of the inflight http requests",
-		}, httpLabels),
+		runningCont: m.gaugeVec("kubelet_running_containers",
+			"Number of containers currently running, by container state.", "container_state"),
+		httpRequests: m.counterVec("kubelet_http_requests_total",
+			"Number of the http requests received since the server started", httpLabels...),
+		httpDuration: m.histogramVec("kubelet_http_requests_duration_seconds",
+			"Duration in seconds to serve http requests", prometheus.DefBuckets, httpLabels...),
+		httpInflight: m.gaugeVec("kubelet_http_inflight_requests",
+			"Number of the inflight http requests", httpLabels...),
 		knownStates: map[string]bool{},
 	}
-	nodeName := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "kubelet_node_name",
-		Help: "The node's name. The count is always 1.",
-	}, []string{"node"})
-	nodeName.WithLabelValues(node).Set(1)
-	r.registry.MustRegister(r.podWorker, r.podStart, r.runtimeOps, r.runtimeOpsErrors, r.runtimeOpsTime,
-		r.runningPods, r.runningCont, r.httpRequests, r.httpDuration, r.httpInflight, nodeName,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.gaugeVec("kubelet_node_name", "The node's name. The count is always 1.", "node").WithLabelValues(node).Set(1)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
+}
+
+// metricsIn makes metrics registered in one registry (promauto's factory), for the vectors
+// that need only a name, a help text, labels and perhaps buckets.
+type metricsIn struct{ f promauto.Factory }
+
+func (m metricsIn) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return m.f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func (m metricsIn) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return m.f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+func (m metricsIn) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return m.f.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 }
 
 var httpLabels = []string{"method", "path", "server_type", "long_running"}

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"errors"
+	"flag"
+	"os"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -49,5 +51,42 @@ func TestRecorderExposesKubeletNames(t *testing.T) {
 		if !strings.Contains(out, want+"\n") && !strings.Contains(out, want+" ") {
 			t.Errorf("missing %q", want)
 		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/ golden files")
+
+// The HELP, TYPE and buckets of every kubelet_* metric, as dashboards and the kubelet's
+// documentation know them (testdata/metadata.golden).
+func TestRecorderMetadata(t *testing.T) {
+	r := New("node-1")
+	r.RuntimeOperation("run_podsandbox", time.Millisecond, errors.New("boom"))
+	r.PodWorker("create", time.Millisecond)
+	r.RuntimeState(1, map[string]int{"running": 1})
+	r.HTTPRequest("GET", "pods", "readwrite", false)()
+	var lines []string
+	for _, l := range strings.Split(scrape(t, r), "\n") {
+		// Bucket boundaries too: the kubelet's, so that its dashboards read vk-cri the same way.
+		if strings.HasPrefix(l, "# HELP kubelet_") || strings.HasPrefix(l, "# TYPE kubelet_") ||
+			(strings.HasPrefix(l, "kubelet_") && strings.Contains(l, "_bucket{")) {
+			lines = append(lines, l)
+		}
+	}
+	got := strings.Join(lines, "\n") + "\n"
+	const golden = "testdata/metadata.golden"
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("metadata differs from %s (-update rewrites it):\n%s", golden, got)
 	}
 }

@@ -17,11 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// busybox runs a shell script in the busybox image.
-func busybox(name, script string) v1.Container {
-	return v1.Container{Name: name, Image: image("busybox:latest"), Command: []string{"sh", "-c", script}}
-}
-
 // podLogs reads a container's log through the API server (and so vk-cri's kubelet API).
 func podLogs(t *testing.T, ns, pod, container string) string {
 	t.Helper()

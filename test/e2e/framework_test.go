@@ -112,6 +112,35 @@ func nodeWithArgs(cmd, extraArgs string) error {
 	return nil
 }
 
+// stopNode stops the test node's vk-cri: how is "stop" (SIGTERM, a clean shutdown) or "kill"
+// (SIGKILL, a crash).
+func stopNode(t *testing.T, how string) {
+	t.Helper()
+	if err := node(how); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startNode starts the test node's vk-cri with its usual flags and extraArgs (later tests, log
+// rotation among them, rely on the usual ones) and waits until the node is Ready.
+func startNode(t *testing.T, extraArgs string) {
+	t.Helper()
+	if err := nodeWithArgs("start", extraArgs); err != nil {
+		t.Fatalf("starting %s with %q: %v", nodeName, extraArgs, err)
+	}
+	if err := node("wait-ready"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restartNode stops the test node cleanly and starts it with extra vk-cri flags (none: its
+// usual flags).
+func restartNode(t *testing.T, extraArgs string) {
+	t.Helper()
+	stopNode(t, "stop")
+	startNode(t, extraArgs)
+}
+
 // stackScript runs a hack/ script with arguments.
 func stackScript(t *testing.T, script string, args ...string) {
 	t.Helper()
@@ -170,6 +199,11 @@ func newNamespace(t *testing.T) string {
 		t.Fatalf("default service account in %s: %v", name, err)
 	}
 	return name
+}
+
+// busybox runs a shell script in the busybox image.
+func busybox(name, script string) v1.Container {
+	return v1.Container{Name: name, Image: image("busybox:latest"), Command: []string{"sh", "-c", script}}
 }
 
 // basePod is a pod for the e2e node: scheduled by kube-scheduler through a node selector.

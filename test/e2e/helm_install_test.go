@@ -352,8 +352,7 @@ func checkReleaseNode(t *testing.T, n *v1.Node, port int32, release string) {
 
 // pinnedPod runs on the extra node through a node selector and tolerates its taint.
 func pinnedPod(name, node string) *v1.Pod {
-	p := basePod(name, v1.Container{Name: "app", Image: image("busybox:latest"),
-		Command: []string{"sh", "-c", "echo hello from " + node + "; exec sleep 3600"}})
+	p := basePod(name, busybox("app", "echo hello from "+node+"; exec sleep 3600"))
 	p.Spec.NodeSelector = map[string]string{v1.LabelHostname: node}
 	p.Spec.Tolerations = []v1.Toleration{{Key: helmTaintKey, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
 	return p

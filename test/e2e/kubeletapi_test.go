@@ -144,11 +144,7 @@ func TestKubeletAPIServingCertificateFromApprovedCSR(t *testing.T) {
 	// The API server reaches the node verifying that certificate (--kubelet-certificate-authority):
 	// container logs through it.
 	ns := newNamespace(t)
-	createPod(t, ns, basePod("talker", v1.Container{
-		Name:    "talker",
-		Image:   image("busybox:latest"),
-		Command: []string{"sh", "-c", "echo first line; echo second line; exec sleep 3600"},
-	}))
+	createPod(t, ns, basePod("talker", busybox("talker", "echo first line; echo second line; exec sleep 3600")))
 	waitPod(t, ns, "talker", 2*time.Minute, "Running", isRunningReady)
 	var logs string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -223,11 +219,7 @@ func subjectWithRights(t *testing.T, ns, name string, subresources ...string) st
 func TestKubeletAPIAuthenticationAndAuthorization(t *testing.T) {
 	waitKubeletAPIServing(t)
 	ns := newNamespace(t)
-	createPod(t, ns, basePod("talker", v1.Container{
-		Name:    "talker",
-		Image:   image("busybox:latest"),
-		Command: []string{"sh", "-c", "echo hello; exec sleep 3600"},
-	}))
+	createPod(t, ns, basePod("talker", busybox("talker", "echo hello; exec sleep 3600")))
 	waitPod(t, ns, "talker", 2*time.Minute, "Running", isRunningReady)
 
 	noRights := subjectWithRights(t, ns, "nobody")
@@ -330,15 +322,7 @@ func TestKubeletAPIServingCertificateKeptAcrossRestart(t *testing.T) {
 	requested := csrs()
 	// Like the kubelet's, the certificate lives in the cert dir and is used again after a restart
 	// while it is valid: no new request.
-	if err := node("stop"); err != nil {
-		t.Fatal(err)
-	}
-	if err := node("start"); err != nil {
-		t.Fatal(err)
-	}
-	if err := node("wait-ready"); err != nil {
-		t.Fatal(err)
-	}
+	restartNode(t, "")
 	after := waitKubeletAPIServing(t)
 	if !bytes.Equal(before.Raw, after.Raw) {
 		t.Errorf("a new certificate after a restart (serial %v, was %v)", after.SerialNumber, before.SerialNumber)

@@ -95,7 +95,7 @@ func TestLifecycleReadinessGatesKeptAcrossRestarts(t *testing.T) {
 	const gate = "example.com/lb-ready"
 	pod := basePod("gated-restarts",
 		v1.Container{Name: "steady", Image: image("busybox:latest"), Command: []string{"sleep", "3600"}},
-		v1.Container{Name: "flaky", Image: image("busybox:latest"), Command: []string{"sh", "-c", "sleep 2; exit 1"}})
+		busybox("flaky", "sleep 2; exit 1"))
 	pod.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: gate}}
 	createPod(t, ns, pod)
 	waitPod(t, ns, "gated-restarts", 60*time.Second, "running", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodRunning })

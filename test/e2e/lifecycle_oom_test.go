@@ -14,12 +14,9 @@ import (
 // OOM killer kills it.
 func oomContainer() v1.Container {
 	limit := v1.ResourceList{v1.ResourceMemory: resource.MustParse("32Mi")}
-	return v1.Container{
-		Name:      "hog",
-		Image:     image("busybox:latest"),
-		Command:   []string{"sh", "-c", `echo allocating; x=$(head -c 67108864 /dev/zero | tr "\0" a); echo "allocated ${#x} bytes"`},
-		Resources: v1.ResourceRequirements{Limits: limit, Requests: limit},
-	}
+	c := busybox("hog", `echo allocating; x=$(head -c 67108864 /dev/zero | tr "\0" a); echo "allocated ${#x} bytes"`)
+	c.Resources = v1.ResourceRequirements{Limits: limit, Requests: limit}
+	return c
 }
 
 // isOOMKilled reports whether a terminated state is the OOM killer's, as the kubelet reports it.

@@ -78,7 +78,7 @@ func TestContainerExitCodesGivePhases(t *testing.T) {
 		{"exit0", "0", v1.PodSucceeded, 0, "Completed"},
 		{"exit1", "1", v1.PodFailed, 1, "Error"},
 	} {
-		pod := basePod(tc.name, v1.Container{Name: "main", Image: image("busybox:latest"), Command: []string{"sh", "-c", "exit " + tc.code}})
+		pod := basePod(tc.name, busybox("main", "exit "+tc.code))
 		pod.Spec.RestartPolicy = v1.RestartPolicyNever
 		createPod(t, ns, pod)
 		p := waitPod(t, ns, tc.name, 2*time.Minute, string(tc.phase), func(p *v1.Pod) bool { return p.Status.Phase == tc.phase })

@@ -67,15 +67,7 @@ func TestProbeAcrossVkCriRestart(t *testing.T) {
 		}
 	}()
 
-	if err := node("stop"); err != nil {
-		t.Fatal(err)
-	}
-	if err := node("start"); err != nil {
-		t.Fatal(err)
-	}
-	if err := node("wait-ready"); err != nil {
-		t.Fatal(err)
-	}
+	restartNode(t, "")
 	// Enough probes after the restart for a liveness kill to have happened (threshold 3).
 	upHits, downHits := sw.Hits("up-live"), sw.Hits("down-live")
 	waitHits(t, sw, "up-live", upHits+4)

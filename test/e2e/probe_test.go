@@ -19,11 +19,7 @@ import (
 // probedContainer runs until killed and ignores SIGTERM, so that a kill for a failed probe
 // lasts the probe's own terminationGracePeriodSeconds, not the pod's.
 func probedContainer(name string) v1.Container {
-	return v1.Container{
-		Name:    name,
-		Image:   image("busybox:latest"),
-		Command: []string{"sh", "-c", "trap '' TERM; while true; do sleep 1; done"},
-	}
+	return busybox(name, "trap '' TERM; while true; do sleep 1; done")
 }
 
 // probe runs every second. Its timeout is generous: an exec probe (runc exec, then nc) on a

@@ -60,11 +60,12 @@ func positive(v *uint64) bool { return v != nil && *v > 0 }
 
 // busyContainer writes to its log and burns a little CPU in short bursts.
 func busyContainer(name string) v1.Container {
-	return v1.Container{
-		Name:    name,
-		Image:   image("busybox:latest"),
-		Command: []string{"sh", "-c", "while true; do i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; echo tick $i; sleep 0.2; done"},
-	}
+	return busybox(name, "while true; do i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; echo tick $i; sleep 0.2; done")
+}
+
+// burnerContainer uses about half a core: a busy loop for a while, then a pause.
+func burnerContainer(name string) v1.Container {
+	return busybox(name, "while true; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.1; done")
 }
 
 // TestStatsSummary checks /stats/summary on the real stack: the fields the kubelet fills are
@@ -210,10 +211,7 @@ func podCgroupCPU(uid string) (uint64, error) {
 // window with the pod cgroup's own accounting over the same window (within 10 %).
 func TestStatsCPUMatchesCgroup(t *testing.T) {
 	ns := newNamespace(t)
-	burner := v1.Container{Name: "burn", Image: image("busybox:latest"),
-		// About half a core: a busy loop for a while, then a pause.
-		Command: []string{"sh", "-c", "while true; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.1; done"}}
-	pod := createPod(t, ns, basePod("burn", burner))
+	pod := createPod(t, ns, basePod("burn", burnerContainer("burn")))
 	pod = waitPod(t, ns, pod.Name, 2*time.Minute, "running", isRunningReady)
 
 	// The summary's pod CPU is read from the pod cgroup at scrape time and stamped with that
@@ -267,21 +265,6 @@ func TestStatsCPUMatchesCgroup(t *testing.T) {
 	// The rate the summary reports must agree with the cgroup too.
 	rate := reported / second.summaryStamped.Sub(first.summaryStamped).Seconds()
 	t.Logf("average use over the window: %.0f millicores", rate/1e6)
-}
-
-// restartNode restarts the test node with extra vk-cri flags (none: its usual flags).
-func restartNode(t *testing.T, extraArgs string) {
-	t.Helper()
-	if err := node("stop"); err != nil {
-		t.Fatal(err)
-	}
-	// The usual flags stay: later tests (log rotation among them) rely on them.
-	if err := nodeWithArgs("start", extraArgs); err != nil {
-		t.Fatalf("restarting %s with %q: %v", nodeName, extraArgs, err)
-	}
-	if err := node("wait-ready"); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func nodeCondition(t *testing.T, typ v1.NodeConditionType) *v1.NodeCondition {
@@ -393,9 +376,7 @@ func TestStatsMetricsServer(t *testing.T) {
 		t.Cleanup(func() { _ = exec.Command(filepath.Join(s.repo, "hack/metrics-server.sh"), "down").Run() })
 	}
 	ns := newNamespace(t)
-	burner := v1.Container{Name: "burn", Image: image("busybox:latest"),
-		Command: []string{"sh", "-c", "while true; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.1; done"}}
-	pod := createPod(t, ns, basePod("burn", burner))
+	pod := createPod(t, ns, basePod("burn", burnerContainer("burn")))
 	pod = waitPod(t, ns, pod.Name, 2*time.Minute, "running", isRunningReady)
 	cid := strings.TrimPrefix(pod.Status.ContainerStatuses[0].ContainerID, "containerd://")
 

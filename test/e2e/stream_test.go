@@ -73,10 +73,6 @@ func mustKubectl(t *testing.T, env []string, stdin string, args ...string) strin
 	return r.stdout
 }
 
-func shellContainer(name, script string) v1.Container {
-	return v1.Container{Name: name, Image: image("busybox:latest"), Command: []string{"sh", "-c", script}}
-}
-
 func runningPod(t *testing.T, ns string, pod *v1.Pod) *v1.Pod {
 	t.Helper()
 	createPod(t, ns, pod)
@@ -98,8 +94,8 @@ func TestStreamNodeDeclaresWebSocketStreams(t *testing.T) {
 func TestLogsOptions(t *testing.T) {
 	ns := newNamespace(t)
 	runningPod(t, ns, basePod("logs",
-		shellContainer("c", `for i in 1 2 3 4 5; do echo "line $i"; done; sleep 1; echo "to stderr" >&2; sleep 3600`),
-		shellContainer("other", `echo other container; sleep 3600`)))
+		busybox("c", `for i in 1 2 3 4 5; do echo "line $i"; done; sleep 1; echo "to stderr" >&2; sleep 3600`),
+		busybox("other", `echo other container; sleep 3600`)))
 	all := "line 1\nline 2\nline 3\nline 4\nline 5\nto stderr\n"
 	// The container may not have written everything the moment it runs.
 	waitLogs(t, ns, "logs", "c", all)
@@ -180,7 +176,7 @@ func TestLogsWaitingContainerIsABadRequest(t *testing.T) {
 
 func TestLogsFollow(t *testing.T) {
 	ns := newNamespace(t)
-	runningPod(t, ns, basePod("ticker", shellContainer("c", `i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.2; done`)))
+	runningPod(t, ns, basePod("ticker", busybox("c", `i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.2; done`)))
 
 	ctx := ctxFor(t, time.Minute)
 	cmd := exec.CommandContext(ctx, s.env["KUBECTL"], "--kubeconfig", s.env["KUBECONFIG"], "logs", "-n", ns, "ticker", "-f", "--tail=1")
@@ -213,7 +209,7 @@ func TestLogsFollow(t *testing.T) {
 func TestLogsPreviousAfterRestart(t *testing.T) {
 	ns := newNamespace(t)
 	// Each instance names itself with a random ID and exits 1 once told to by a file.
-	pod := basePod("restarts", shellContainer("c", `echo "instance $(cat /proc/sys/kernel/random/uuid)"; while [ ! -f /tmp/stop ]; do sleep 0.1; done; exit 1`))
+	pod := basePod("restarts", busybox("c", `echo "instance $(cat /proc/sys/kernel/random/uuid)"; while [ ! -f /tmp/stop ]; do sleep 0.1; done; exit 1`))
 	runningPod(t, ns, pod)
 	waitLogs0 := func() string {
 		var got string
@@ -241,7 +237,7 @@ func TestLogsPreviousAfterRestart(t *testing.T) {
 func TestLogsRotateBySizeAndCount(t *testing.T) {
 	ns := newNamespace(t)
 	// About 70 bytes a line, far more than the e2e node's 64 KiB rotation size per second.
-	p := runningPod(t, ns, basePod("noisy", shellContainer("c",
+	p := runningPod(t, ns, basePod("noisy", busybox("c",
 		`i=0; while true; do i=$((i+1)); echo "line $i 0123456789012345678901234567890123456789012345678901"; if [ $((i % 500)) = 0 ]; then sleep 0.1; fi; done`)))
 	dir := filepath.Join(s.env["STACK_DIR"], "nodes", nodeName, "pods-logs", fmt.Sprintf("%s_%s_%s", ns, p.Name, p.UID), "c")
 	// A follower started now keeps receiving lines, in order, across the rotations. (Lines that
@@ -316,7 +312,7 @@ func TestLogsRotateBySizeAndCount(t *testing.T) {
 
 func TestStreamExecExitCodesAndStdin(t *testing.T) {
 	ns := newNamespace(t)
-	runningPod(t, ns, basePod("sh", shellContainer("c", "sleep 3600")))
+	runningPod(t, ns, basePod("sh", busybox("c", "sleep 3600")))
 	for _, proto := range streamProtocols {
 		t.Run(proto.name, func(t *testing.T) {
 			r := kubectl(t, time.Minute, proto.env, "", "exec", "-n", ns, "sh", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
@@ -367,7 +363,7 @@ func inTerminal(t *testing.T, env []string, rows, cols int, args ...string) stri
 
 func TestStreamExecTTYAndResize(t *testing.T) {
 	ns := newNamespace(t)
-	runningPod(t, ns, basePod("sh", shellContainer("c", "sleep 3600")))
+	runningPod(t, ns, basePod("sh", busybox("c", "sleep 3600")))
 	for _, proto := range streamProtocols {
 		t.Run(proto.name, func(t *testing.T) {
 			// The terminal's size reaches the container through the resize stream, just after start.
@@ -387,7 +383,7 @@ func TestStreamAttach(t *testing.T) {
 	ns := newNamespace(t)
 	for _, proto := range streamProtocols {
 		t.Run(proto.name, func(t *testing.T) {
-			pod := basePod("attach-"+proto.name, shellContainer("c", `while read l; do echo "got $l"; done; echo bye`))
+			pod := basePod("attach-"+proto.name, busybox("c", `while read l; do echo "got $l"; done; echo bye`))
 			pod.Spec.RestartPolicy = v1.RestartPolicyNever
 			pod.Spec.Containers[0].Stdin, pod.Spec.Containers[0].StdinOnce = true, true
 			runningPod(t, ns, pod)
@@ -450,7 +446,7 @@ func TestStreamPortForward(t *testing.T) {
 
 func TestStreamCopyBothWays(t *testing.T) {
 	ns := newNamespace(t)
-	runningPod(t, ns, basePod("files", shellContainer("c", "sleep 3600")))
+	runningPod(t, ns, basePod("files", busybox("c", "sleep 3600")))
 	dir := t.TempDir()
 	src := filepath.Join(dir, "in.bin")
 	data := bytes.Repeat([]byte("vk-cri copies files through exec and tar\n"), 5000)

@@ -526,9 +526,7 @@ func TestVolumeCleanupAfterRestart(t *testing.T) {
 	}
 	keepMounts := hostMounts(t, keepDir+"/")
 
-	if err := node("kill"); err != nil {
-		t.Fatal(err)
-	}
+	stopNode(t, "kill")
 	// While vk-cri is down, the runtime loses one pod and the API forgets it.
 	ctx := ctxFor(t, time.Minute)
 	sbs, _ := runtimeObjects(t, string(gone.UID))
@@ -542,12 +540,7 @@ func TestVolumeCleanupAfterRestart(t *testing.T) {
 	if err := s.kube.CoreV1().Pods(ns).Delete(ctx, "gone", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	if err := node("start"); err != nil {
-		t.Fatal(err)
-	}
-	if err := node("wait-ready"); err != nil {
-		t.Fatal(err)
-	}
+	startNode(t, "")
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		_, err := os.Stat(goneDir)
 		return os.IsNotExist(err), nil

@@ -21,15 +21,8 @@ func TestDisruptionRestartedAgentAdoptsRunningPods(t *testing.T) {
 	before := waitPod(t, ns, "keep", 2*time.Minute, "Running and Ready", isRunningReady)
 	_, containersBefore := runtimeObjects(t, string(before.UID))
 
-	if err := node("kill"); err != nil {
-		t.Fatal(err)
-	}
-	if err := node("start"); err != nil {
-		t.Fatal(err)
-	}
-	if err := node("wait-ready"); err != nil {
-		t.Fatal(err)
-	}
+	stopNode(t, "kill")
+	startNode(t, "")
 	// A pod created after the restart running proves the new process has synced its pods.
 	createPod(t, ns, basePod("after", serverContainer("web")))
 	waitPod(t, ns, "after", 2*time.Minute, "Running and Ready", isRunningReady)
