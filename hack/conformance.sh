@@ -245,7 +245,8 @@ deb-src http://deb.debian.org/debian-security %s-security main
 # build_helpers: the conformance tool (image stand-ins, JUnit tallies) and the pause stand-in.
 # hack/conformance is a Go module of its own (go-containerregistry), outside the project's go.mod.
 build_helpers() {
-  if needs_build "$CONF_TOOL" "$CONF_DIR/tool" "$CONF_DIR/go.mod" || needs_build "$PAUSE_BIN" "$CONF_DIR/pause"; then
+  # The tool also builds hack/tools/oci (a replace directive in hack/conformance/go.mod).
+  if needs_build "$CONF_TOOL" "$CONF_DIR/tool" "$CONF_DIR/go.mod" "$HACK_DIR/tools/oci" || needs_build "$PAUSE_BIN" "$CONF_DIR/pause"; then
     log "building the conformance tool and the pause stand-in into $TOOLS_DIR"
     mkdir -p "$TOOLS_DIR"
     # shellcheck disable=SC2030

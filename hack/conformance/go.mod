@@ -2,7 +2,13 @@ module github.com/vk-cri/vk-cri/hack/conformance
 
 go 1.26
 
-require github.com/google/go-containerregistry v0.22.1
+require (
+	github.com/google/go-containerregistry v0.22.1
+	github.com/vk-cri/vk-cri/hack/tools v0.0.0
+)
+
+// The OCI layer and image assembly is shared with the project's other image builders.
+replace github.com/vk-cri/vk-cri/hack/tools => ../tools
 
 require (
 	github.com/docker/cli v29.7.2+incompatible // indirect
@@ -13,5 +19,4 @@ require (
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
-	gotest.tools/v3 v3.5.2 // indirect
 )

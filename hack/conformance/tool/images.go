@@ -7,21 +7,18 @@ package main
 // 127.0.0.1:5000/e2e-test-images/agnhost:2.66.1).
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
 	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -29,16 +26,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/vk-cri/vk-cri/hack/tools/oci"
 )
-
-var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 type hostBins []string
 
@@ -187,7 +180,7 @@ func buildStandIns(in imageInputs) ([]taggedImage, error) {
 				panic(r)
 			}
 		}()
-		applets, err := busyboxApplets(in.busybox)
+		applets, err := oci.BusyboxApplets(in.busybox)
 		if err != nil {
 			return err
 		}
@@ -195,47 +188,47 @@ func buildStandIns(in imageInputs) ([]taggedImage, error) {
 		if err != nil {
 			return err
 		}
-		html := func(dir, jpg string) []file {
-			return []file{
-				{name: jpg, mode: 0o644, data: read(filepath.Join(dir, jpg))},
-				{name: "data.json", mode: 0o644, data: read(filepath.Join(dir, "data.json"))},
+		html := func(dir, jpg string) []oci.File {
+			return []oci.File{
+				{Name: jpg, Mode: 0o644, Data: read(filepath.Join(dir, jpg))},
+				{Name: "data.json", Mode: 0o644, Data: read(filepath.Join(dir, "data.json"))},
 			}
 		}
-		layerFiles := map[string][]file{
+		layerFiles := map[string][]oci.File{
 			"busybox": busyboxRootfs(read(in.busybox), applets),
 			// bash: the agnhost image has it (its /bin/sh is busybox's ash, as in Alpine).
 			"bash": {
-				{name: "bin", mode: 0o755 | os.ModeDir},
-				{name: "bin/bash", mode: 0o755, data: read(in.bash)},
+				{Name: "bin", Mode: 0o755 | os.ModeDir},
+				{Name: "bin/bash", Mode: 0o755, Data: read(in.bash)},
 			},
 			"nettools": nettools,
-			"agnhost": append([]file{
-				{name: "agnhost", mode: 0o755, data: read(in.agnhost)},
-				{name: "agnhost-2", mode: 0o777, symlink: "agnhost"},
-				{name: "uploads", mode: 0o755 | os.ModeDir},
+			"agnhost": append([]oci.File{
+				{Name: "agnhost", Mode: 0o755, Data: read(in.agnhost)},
+				{Name: "agnhost-2", Mode: 0o777, Symlink: "agnhost"},
+				{Name: "uploads", Mode: 0o755 | os.ModeDir},
 				// The TLS pair of the real image (porter's), used by netexec --tls-cert-file.
-				{name: "localhost.crt", mode: 0o644, data: read(filepath.Join(in.porterDir, "localhost.crt"))},
-				{name: "localhost.key", mode: 0o644, data: read(filepath.Join(in.porterDir, "localhost.key"))},
-				{name: "etc", mode: 0o755 | os.ModeDir},
-				{name: "home/user-defined-in-image", mode: 0o755 | os.ModeDir, uid: 1000, gid: 1000},
+				{Name: "localhost.crt", Mode: 0o644, Data: read(filepath.Join(in.porterDir, "localhost.crt"))},
+				{Name: "localhost.key", Mode: 0o644, Data: read(filepath.Join(in.porterDir, "localhost.key"))},
+				{Name: "etc", Mode: 0o755 | os.ModeDir},
+				{Name: "home/user-defined-in-image", Mode: 0o755 | os.ModeDir, UID: 1000, GID: 1000},
 			}, etcFiles(
 				"user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n",
 				"user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n")...),
 			"kitten":   html(in.kittenDir, "kitten.jpg"),
 			"nautilus": html(in.nautilusDir, "nautilus.jpg"),
 			"nginx": {
-				{name: "usr/share/nginx/html", mode: 0o755 | os.ModeDir},
-				{name: "usr/share/nginx/html/index.html", mode: 0o644, data: []byte(nginxIndex)},
+				{Name: "usr/share/nginx/html", Mode: 0o755 | os.ModeDir},
+				{Name: "usr/share/nginx/html/index.html", Mode: 0o644, Data: []byte(nginxIndex)},
 			},
 			"nnp": {
-				{name: "usr/local/bin", mode: 0o755 | os.ModeDir},
-				{name: "usr/local/bin/nnp", mode: 0o755 | os.ModeSetuid, data: read(in.nnp)},
+				{Name: "usr/local/bin", Mode: 0o755 | os.ModeDir},
+				{Name: "usr/local/bin/nnp", Mode: 0o755 | os.ModeSetuid, Data: read(in.nnp)},
 			},
-			"pause": {{name: "pause", mode: 0o755, data: read(in.pause)}},
+			"pause": {{Name: "pause", Mode: 0o755, Data: read(in.pause)}},
 		}
 		layers := map[string]v1.Layer{}
 		for n, files := range layerFiles {
-			l, err := newLayer(files)
+			l, err := oci.NewLayer(files, oci.WithCompression(gzip.BestSpeed))
 			if err != nil {
 				return fmt.Errorf("layer %s: %w", n, err)
 			}
@@ -245,13 +238,13 @@ func buildStandIns(in imageInputs) ([]taggedImage, error) {
 			var adds []mutate.Addendum
 			for _, ln := range s.layers {
 				adds = append(adds, mutate.Addendum{Layer: layers[ln], MediaType: types.OCILayer, History: v1.History{
-					Created: v1.Time{Time: epoch}, CreatedBy: "vk-cri conformance stand-in layer " + ln,
+					Created: v1.Time{Time: oci.Epoch}, CreatedBy: "vk-cri conformance stand-in layer " + ln,
 				}})
 			}
 			cfg := s.cfg
 			// Every tag is its own image (own config digest), as the real ones are.
 			cfg.Labels = map[string]string{"org.vk-cri.conformance.stand-in": s.ref}
-			img, err := newImage(cfg, adds...)
+			img, err := oci.NewImage(cfg, adds...)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.ref, err)
 			}
@@ -271,56 +264,10 @@ const nginxIndex = `<!DOCTYPE html>
 </html>
 `
 
-func newImage(cfg v1.Config, layers ...mutate.Addendum) (v1.Image, error) {
-	cfg.Env = append([]string{"PATH=" + defaultPath}, cfg.Env...)
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err := mutate.ConfigFile(img, &v1.ConfigFile{
-		Architecture: runtime.GOARCH,
-		OS:           "linux",
-		Created:      v1.Time{Time: epoch},
-		Config:       cfg,
-		RootFS:       v1.RootFS{Type: "layers"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return mutate.Append(img, layers...)
-}
-
-func busyboxApplets(busyboxBin string) ([]string, error) {
-	out, err := exec.Command(busyboxBin, "--list").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s --list: %w", busyboxBin, err)
-	}
-	var applets []string
-	for _, a := range strings.Fields(string(out)) {
-		if a == "busybox" || strings.ContainsAny(a, "/.") {
-			continue
-		}
-		applets = append(applets, a)
-	}
-	if len(applets) == 0 {
-		return nil, fmt.Errorf("%s --list printed no applets", busyboxBin)
-	}
-	sort.Strings(applets)
-	return applets, nil
-}
-
-// file is one layer entry: a regular file (data), a hard link (link) or a symlink (symlink).
-type file struct {
-	name     string
-	mode     os.FileMode
-	data     []byte
-	link     string
-	symlink  string
-	uid, gid int
-}
-
-func etcFiles(extraPasswd, extraGroup string) []file {
-	return []file{
-		{name: "etc/passwd", mode: 0o644, data: []byte(basePasswd + extraPasswd)},
-		{name: "etc/group", mode: 0o644, data: []byte(baseGroup + extraGroup)},
+func etcFiles(extraPasswd, extraGroup string) []oci.File {
+	return []oci.File{
+		{Name: "etc/passwd", Mode: 0o644, Data: []byte(basePasswd + extraPasswd)},
+		{Name: "etc/group", Mode: 0o644, Data: []byte(baseGroup + extraGroup)},
 	}
 }
 
@@ -329,28 +276,28 @@ const (
 	baseGroup  = "root:x:0:\nnobody:x:65534:\n"
 )
 
-func busyboxRootfs(busybox []byte, applets []string) []file {
-	files := []file{}
+func busyboxRootfs(busybox []byte, applets []string) []oci.File {
+	files := []oci.File{}
 	for _, d := range []string{"bin", "dev", "etc", "home", "proc", "sys", "usr", "usr/bin", "usr/sbin", "usr/local", "usr/local/bin", "sbin", "var", "var/log", "var/run"} {
-		files = append(files, file{name: d, mode: 0o755 | os.ModeDir})
+		files = append(files, oci.File{Name: d, Mode: 0o755 | os.ModeDir})
 	}
 	files = append(files,
-		file{name: "root", mode: 0o700 | os.ModeDir},
-		file{name: "tmp", mode: 0o777 | os.ModeDir | os.ModeSticky},
-		file{name: "var/tmp", mode: 0o777 | os.ModeDir | os.ModeSticky},
-		file{name: "bin/busybox", mode: 0o755, data: busybox},
+		oci.File{Name: "root", Mode: 0o700 | os.ModeDir},
+		oci.File{Name: "tmp", Mode: 0o777 | os.ModeDir | os.ModeSticky},
+		oci.File{Name: "var/tmp", Mode: 0o777 | os.ModeDir | os.ModeSticky},
+		oci.File{Name: "bin/busybox", Mode: 0o755, Data: busybox},
 	)
 	files = append(files, etcFiles("", "")...)
 	for _, a := range applets {
-		files = append(files, file{name: path.Join("bin", a), mode: 0o755, link: "bin/busybox"})
+		files = append(files, oci.File{Name: path.Join("bin", a), Mode: 0o755, Link: "bin/busybox"})
 	}
 	return files
 }
 
 // hostBinaryFiles copies host binaries (DEST=SRC) and the shared libraries ldd resolves for
 // them, at the paths ldd prints (symlinks resolved to their content).
-func hostBinaryFiles(specs []string) ([]file, error) {
-	var files []file
+func hostBinaryFiles(specs []string) ([]oci.File, error) {
+	var files []oci.File
 	seen := map[string]bool{}
 	dirs := map[string]bool{}
 	addDirs := func(p string) {
@@ -369,7 +316,7 @@ func hostBinaryFiles(specs []string) ([]file, error) {
 		}
 		seen[dest] = true
 		addDirs(dest)
-		files = append(files, file{name: dest, mode: mode, data: data})
+		files = append(files, oci.File{Name: dest, Mode: mode, Data: data})
 		return nil
 	}
 	for _, spec := range specs {
@@ -390,16 +337,16 @@ func hostBinaryFiles(specs []string) ([]file, error) {
 			}
 		}
 	}
-	var out []file
+	var out []oci.File
 	var ds []string
 	for d := range dirs {
 		ds = append(ds, d)
 	}
 	sort.Strings(ds) // parents first
 	for _, d := range ds {
-		out = append(out, file{name: d, mode: 0o755 | os.ModeDir})
+		out = append(out, oci.File{Name: d, Mode: 0o755 | os.ModeDir})
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return append(out, files...), nil
 }
 
@@ -427,71 +374,4 @@ func lddLibs(bin string) ([]string, error) {
 		return nil, errors.New("ldd " + bin + " listed no libraries")
 	}
 	return libs, nil
-}
-
-func newLayer(files []file) (v1.Layer, error) {
-	var tarBuf bytes.Buffer
-	tw := tar.NewWriter(&tarBuf)
-	for _, f := range files {
-		hdr := &tar.Header{
-			Name:    f.name,
-			Mode:    int64(f.mode.Perm()),
-			ModTime: epoch,
-			Uid:     f.uid,
-			Gid:     f.gid,
-			Format:  tar.FormatPAX,
-		}
-		if f.uid == 0 {
-			hdr.Uname = "root"
-		}
-		if f.gid == 0 {
-			hdr.Gname = "root"
-		}
-		if f.mode&os.ModeSticky != 0 {
-			hdr.Mode |= 0o1000
-		}
-		if f.mode&os.ModeSetuid != 0 {
-			hdr.Mode |= 0o4000
-		}
-		switch {
-		case f.mode.IsDir():
-			hdr.Typeflag = tar.TypeDir
-			hdr.Name += "/"
-		case f.link != "":
-			hdr.Typeflag = tar.TypeLink
-			hdr.Linkname = f.link
-		case f.symlink != "":
-			hdr.Typeflag = tar.TypeSymlink
-			hdr.Linkname = f.symlink
-		default:
-			hdr.Typeflag = tar.TypeReg
-			hdr.Size = int64(len(f.data))
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, err
-		}
-		if hdr.Typeflag == tar.TypeReg {
-			if _, err := tw.Write(f.data); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	var gzBuf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gzBuf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(tarBuf.Bytes()); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	gz := gzBuf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(gz)), nil
-	}, tarball.WithMediaType(types.OCILayer))
 }

@@ -1,6 +1,7 @@
 // Package oci assembles reproducible OCI images from in-memory files: fixed owners, modes and
 // time stamps, so the same inputs always give the same digests. Shared by the registry's test
-// images and vk-cri's own image.
+// images, vk-cri's own image and the conformance stand-ins (hack/conformance, a module of its
+// own that uses this one through a replace directive).
 package oci
 
 import (
@@ -25,12 +26,16 @@ var Epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 // DefaultPath is the PATH every image gets.
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// File is one entry of a layer. A non-empty Link makes a hard link to that path.
+// File is one entry of a layer: a directory (Mode has os.ModeDir), a hard link to the path Link,
+// a symbolic link to Symlink, or else a regular file holding Data. Owners are root unless UID
+// or GID say otherwise; the sticky and setuid bits of Mode are kept.
 type File struct {
-	Name string
-	Mode os.FileMode
-	Data []byte
-	Link string
+	Name     string
+	Mode     os.FileMode
+	Data     []byte
+	Link     string
+	Symlink  string
+	UID, GID int
 }
 
 // Dirs lists directories with mode 0755, one File each.
@@ -68,9 +73,23 @@ func NewImage(cfg v1.Config, layers ...mutate.Addendum) (v1.Image, error) {
 	return mutate.Append(img, layers...)
 }
 
-// NewLayer writes files into a gzipped tar with fixed owners and times and returns it as
-// an OCI layer. Go's gzip output is deterministic, so the digest only depends on the files.
-func NewLayer(files []File) (v1.Layer, error) {
+// LayerOption tunes NewLayer.
+type LayerOption func(*layerOptions)
+
+type layerOptions struct{ level int }
+
+// WithCompression sets the gzip level (gzip.DefaultCompression unless given): big layers of
+// binaries build much faster with gzip.BestSpeed. It changes the layer's digest, not its DiffID.
+func WithCompression(level int) LayerOption { return func(o *layerOptions) { o.level = level } }
+
+// NewLayer writes files into a gzipped tar with fixed times (and owners, root unless a File
+// says otherwise) and returns it as an OCI layer. Go's gzip output is deterministic, so the
+// digest only depends on the files and the compression level.
+func NewLayer(files []File, opts ...LayerOption) (v1.Layer, error) {
+	o := layerOptions{level: gzip.DefaultCompression}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var tarBuf bytes.Buffer
 	tw := tar.NewWriter(&tarBuf)
 	for _, f := range files {
@@ -78,12 +97,21 @@ func NewLayer(files []File) (v1.Layer, error) {
 			Name:    f.Name,
 			Mode:    int64(f.Mode.Perm()),
 			ModTime: Epoch,
-			Uname:   "root",
-			Gname:   "root",
+			Uid:     f.UID,
+			Gid:     f.GID,
 			Format:  tar.FormatPAX,
+		}
+		if f.UID == 0 {
+			hdr.Uname = "root"
+		}
+		if f.GID == 0 {
+			hdr.Gname = "root"
 		}
 		if f.Mode&os.ModeSticky != 0 {
 			hdr.Mode |= 0o1000
+		}
+		if f.Mode&os.ModeSetuid != 0 {
+			hdr.Mode |= 0o4000
 		}
 		switch {
 		case f.Mode.IsDir():
@@ -92,6 +120,9 @@ func NewLayer(files []File) (v1.Layer, error) {
 		case f.Link != "":
 			hdr.Typeflag = tar.TypeLink
 			hdr.Linkname = f.Link
+		case f.Symlink != "":
+			hdr.Typeflag = tar.TypeSymlink
+			hdr.Linkname = f.Symlink
 		default:
 			hdr.Typeflag = tar.TypeReg
 			hdr.Size = int64(len(f.Data))
@@ -110,7 +141,7 @@ func NewLayer(files []File) (v1.Layer, error) {
 	}
 
 	var gzBuf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gzBuf, gzip.DefaultCompression)
+	zw, err := gzip.NewWriterLevel(&gzBuf, o.level)
 	if err != nil {
 		return nil, err
 	}

@@ -27,11 +27,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -177,7 +174,7 @@ func buildImages(busyboxBin, vktestBin string) ([]taggedImage, error) {
 	if err != nil {
 		return nil, err
 	}
-	applets, err := busyboxApplets(busyboxBin)
+	applets, err := oci.BusyboxApplets(busyboxBin)
 	if err != nil {
 		return nil, err
 	}
@@ -246,26 +243,6 @@ func buildImages(busyboxBin, vktestBin string) ([]taggedImage, error) {
 }
 
 func history(createdBy string) v1.History { return oci.History("hack/tools/registry", createdBy) }
-
-// busyboxApplets asks busybox for its applet names.
-func busyboxApplets(busyboxBin string) ([]string, error) {
-	out, err := exec.Command(busyboxBin, "--list").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s --list: %w", busyboxBin, err)
-	}
-	var applets []string
-	for _, a := range strings.Fields(string(out)) {
-		if a == "busybox" || strings.ContainsAny(a, "/.") {
-			continue
-		}
-		applets = append(applets, a)
-	}
-	if len(applets) == 0 {
-		return nil, fmt.Errorf("%s --list printed no applets", busyboxBin)
-	}
-	sort.Strings(applets)
-	return applets, nil
-}
 
 const (
 	passwd = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/false\n"
