@@ -57,7 +57,7 @@ func describeEphemeral(p *v1.Pod) string {
 // joined its PID namespace sees "sleep 31337".
 func targetPod(t *testing.T, ns string) *v1.Pod {
 	t.Helper()
-	return runningPod(t, ns, basePod("app", shellContainer("app", "exec sleep 31337")))
+	return runningPod(t, ns, basePod("app", busybox("app", "exec sleep 31337")))
 }
 
 // runtimeInstances counts the runtime's instances of one container of a pod.
@@ -256,7 +256,7 @@ func TestEphemeralLogsFollow(t *testing.T) {
 // kubelet.
 func TestEphemeralStoppedWhenPodCompletes(t *testing.T) {
 	ns := newNamespace(t)
-	pod := basePod("app", shellContainer("app", "sleep 4"))
+	pod := basePod("app", busybox("app", "sleep 4"))
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	runningPod(t, ns, pod)
 	mustKubectl(t, nil, "", "debug", "-n", ns, "app", "--image="+image("busybox:latest"), "-c", "lingering", "--",
