@@ -293,13 +293,11 @@ func (p *Provider) TakeOverRemoval(pod *v1.Pod) bool {
 }
 
 func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
-	grace := int64(v1.DefaultTerminationGracePeriodSeconds)
 	rec.mu.Lock()
-	switch {
-	case pod != nil && pod.DeletionGracePeriodSeconds != nil:
-		grace = *pod.DeletionGracePeriodSeconds
-	case rec.pod != nil && rec.pod.Spec.TerminationGracePeriodSeconds != nil:
-		grace = *rec.pod.Spec.TerminationGracePeriodSeconds
+	req := deletionRequest{Spec: rec.pod, Deleted: pod}
+	grace := req.gracePeriod()
+	if req.orphan() {
+		rec.orphan = true
 	}
 	if !rec.deleting || grace < rec.gracePeriod {
 		rec.gracePeriod = grace

@@ -32,6 +32,9 @@ type podRecord struct {
 	// goneFromAPI is set when the pod was removed from the API before vk-cri stopped it (a
 	// force deletion): the kubelet records no Killing events then.
 	goneFromAPI bool
+	// orphan is set when the pod is deleted while vk-cri knows it only from the runtime (found
+	// there at start-up, absent from the API): it is killed as the kubelet kills orphans.
+	orphan bool
 	// finished is set once the pod reached Succeeded or Failed and its sandbox was stopped.
 	finished bool
 	// rejected is set when the node's admission refused the pod: its status stays the

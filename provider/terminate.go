@@ -176,11 +176,13 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
 		return runtimeRetry, false
 	}
-	// A pod force-deleted from the API (grace 0) is gone already: the kubelet records no
-	// Killing event for its containers then.
 	rec.mu.Lock()
-	events := !(rec.gracePeriod == 0 || (rec.goneFromAPI && !rec.deletedInAPI))
+	events := killingEvents(rec.orphan, rec.gracePeriod, rec.goneFromAPI, rec.deletedInAPI)
+	orphan := rec.orphan
 	rec.mu.Unlock()
+	if orphan {
+		log.WithField("gracePeriod", grace).Info("stopping the containers of a pod the API no longer has")
+	}
 	if grace < 1 {
 		// Like the kubelet, a zero grace period still gives 1 s (to the preStop hook, if any);
 		// the container itself always gets minStopGrace after its SIGTERM.

@@ -24,16 +24,24 @@ func isOOMKilled(st v1.ContainerState) bool {
 	return st.Terminated != nil && st.Terminated.Reason == "OOMKilled" && st.Terminated.ExitCode == 137
 }
 
+// startOOMPod creates, in a namespace of its own, a pod whose only container goes over its
+// memory limit, under the restart policy; it returns the namespace.
+func startOOMPod(t *testing.T, name string, policy v1.RestartPolicy) string {
+	t.Helper()
+	ns := newNamespace(t)
+	pod := basePod(name, oomContainer())
+	pod.Spec.RestartPolicy = policy
+	createPod(t, ns, pod)
+	return ns
+}
+
 // A container over its memory limit is killed by the OOM killer: terminated with reason
 // OOMKilled and exit code 137; restartPolicy decides what follows (Never: the pod fails;
 // OnFailure: it is restarted, the OOM kill kept as its last state).
 func TestLifecycleOOMKilled(t *testing.T) {
 	t.Run("Never", func(t *testing.T) {
 		t.Parallel()
-		ns := newNamespace(t)
-		pod := basePod("oom-never", oomContainer())
-		pod.Spec.RestartPolicy = v1.RestartPolicyNever
-		createPod(t, ns, pod)
+		ns := startOOMPod(t, "oom-never", v1.RestartPolicyNever)
 		p := waitPod(t, ns, "oom-never", 90*time.Second, "pod Failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
 		cs, ok := containerStatus(p, "hog")
 		if !ok || !isOOMKilled(cs.State) {
@@ -48,10 +56,7 @@ func TestLifecycleOOMKilled(t *testing.T) {
 	})
 	t.Run("OnFailure", func(t *testing.T) {
 		t.Parallel()
-		ns := newNamespace(t)
-		pod := basePod("oom-onfailure", oomContainer())
-		pod.Spec.RestartPolicy = v1.RestartPolicyOnFailure
-		createPod(t, ns, pod)
+		ns := startOOMPod(t, "oom-onfailure", v1.RestartPolicyOnFailure)
 		p := waitPod(t, ns, "oom-onfailure", 90*time.Second, "a restart after the OOM kill", func(p *v1.Pod) bool {
 			cs, ok := containerStatus(p, "hog")
 			return ok && cs.RestartCount >= 1 && isOOMKilled(cs.LastTerminationState)
