@@ -35,7 +35,6 @@ func (f *fakeObjects) Secret(_ context.Context, ns, name string) (*v1.Secret, er
 	return nil, apierrors.NewNotFound(v1.Resource("secret"), name)
 }
 
-
 func envFixture() *fakeObjects {
 	return &fakeObjects{
 		configMaps: map[string]*v1.ConfigMap{

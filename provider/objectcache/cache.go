@@ -23,6 +23,9 @@ type objectWatch struct {
 	cancel context.CancelFunc
 	// pods refer to the object; true for those whose volumes read it.
 	pods map[types.UID]bool
+	// stopped is set once the object was read immutable: like the kubelet, the watch ends and
+	// the object is served as last seen.
+	stopped bool
 }
 
 // Cache follows the objects registered pods refer to and serves reads of them from its watches;
@@ -182,7 +185,26 @@ func (c *Cache) cached(ctx context.Context, k Key) (obj any, found, ok bool) {
 	if err != nil {
 		return nil, false, false
 	}
+	if found && isImmutable(obj) {
+		c.mu.Lock()
+		if !ow.stopped {
+			ow.stopped = true
+			ow.cancel()
+		}
+		c.mu.Unlock()
+	}
 	return obj, found, true
+}
+
+// isImmutable reports whether a ConfigMap or Secret can no longer change (only be deleted).
+func isImmutable(obj any) bool {
+	switch o := obj.(type) {
+	case *v1.ConfigMap:
+		return o.Immutable != nil && *o.Immutable
+	case *v1.Secret:
+		return o.Immutable != nil && *o.Immutable
+	}
+	return false
 }
 
 // waitSynced polls synced until it is true, d has passed or ctx ends.

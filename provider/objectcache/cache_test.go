@@ -230,3 +230,38 @@ func TestWatchesFollowRegisteredPods(t *testing.T) {
 		t.Errorf("watches left after the pods went: %v", w)
 	}
 }
+
+// An immutable object is read once through its watch, which then ends (as the kubelet's does);
+// later reads serve it as last seen, without a GET.
+func TestImmutableObjectsStopTheirWatch(t *testing.T) {
+	immutable := true
+	cm := configMap("fixed", "v1")
+	cm.Immutable = &immutable
+	client := fake.NewClientset(cm)
+	g := countGets(client)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := New(ctx, client)
+	c.RegisterPod(envPod("a", cmEnv("fixed")))
+	if got, err := c.ConfigMap(ctx, "ns", "fixed"); err != nil || got.Data["k"] != "v1" {
+		t.Fatalf("configmap %v, %v", got, err)
+	}
+	c.mu.Lock()
+	stopped := c.watches[Key{KindConfigMap, "ns", "fixed"}].stopped
+	c.mu.Unlock()
+	if !stopped {
+		t.Fatal("the watch of an immutable configmap still runs")
+	}
+	for range 5 {
+		if got, err := c.ConfigMap(ctx, "ns", "fixed"); err != nil || got.Data["k"] != "v1" {
+			t.Fatalf("configmap %v, %v; want v1, as last seen", got, err)
+		}
+	}
+	if n := g.of("configmaps"); n != 0 {
+		t.Errorf("%d GETs, want none", n)
+	}
+	c.UnregisterPod("a")
+	if w := c.Watched(); len(w) != 0 {
+		t.Errorf("watched %v after the pod went", w)
+	}
+}

@@ -335,3 +335,30 @@ func TestEnvCrashLoopFollowsObjectChanges(t *testing.T) {
 		return r == "CreateContainerConfigError" && m == `configmap "cfg" not found`
 	})
 }
+
+// An immutable ConfigMap's watch ends once it has been read (as the kubelet's does); restarts of
+// a container keep getting its value from the cache.
+func TestEnvImmutableConfigMapAcrossRestarts(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := ctxFor(t, time.Minute)
+	immutable := true
+	if _, err := s.kube.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "fixed"},
+		Immutable: &immutable, Data: map[string]string{"color": "teal"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := busybox("main", "echo color=$COLOR; exit 1")
+	c.TerminationMessagePolicy = v1.TerminationMessageFallbackToLogsOnError
+	c.Env = []v1.EnvVar{{Name: "COLOR", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+		LocalObjectReference: v1.LocalObjectReference{Name: "fixed"}, Key: "color"}}}}
+	createPod(t, ns, basePod("fixed", c))
+	// With two restarts, the last termination is the first restart's run.
+	waitPod(t, ns, "fixed", 90*time.Second, "a restart that read the value again", func(p *v1.Pod) bool {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == "main" && cs.RestartCount >= 2 && cs.LastTerminationState.Terminated != nil &&
+				strings.Contains(cs.LastTerminationState.Terminated.Message, "color=teal") {
+				return true
+			}
+		}
+		return false
+	})
+}
