@@ -4,11 +4,14 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -44,9 +47,26 @@ func helmMust(t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := helmRun(t, args...)
 	if err != nil {
-		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out, releaseDiagnostics(t, args))
 	}
 	return out
+}
+
+// releaseDiagnostics describes the pods of the namespace a failed helm command worked in, and
+// the last lines of their logs: what a `--wait` that timed out waited for.
+func releaseDiagnostics(t *testing.T, helmArgs []string) string {
+	t.Helper()
+	i := slices.Index(helmArgs, "--namespace")
+	if i < 0 || i+1 >= len(helmArgs) {
+		return ""
+	}
+	ns := helmArgs[i+1]
+	var b strings.Builder
+	pods := kubectl(t, 30*time.Second, nil, "", "get", "pods", "-n", ns, "-o", "wide")
+	fmt.Fprintf(&b, "\npods of %s:\n%s%s", ns, pods.stdout, pods.stderr)
+	logs := kubectl(t, 30*time.Second, nil, "", "logs", "-n", ns, "--all-containers", "--prefix", "--tail=15", "-l", "app.kubernetes.io/name=vk-cri")
+	fmt.Fprintf(&b, "their logs:\n%s%s", logs.stdout, logs.stderr)
+	return b.String()
 }
 
 func chartDir() string { return filepath.Join(s.repo, "charts/vk-cri") }
