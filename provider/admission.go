@@ -146,6 +146,16 @@ func rejectedStatus(pod *v1.Pod, r *admissionRejection) v1.PodStatus {
 	return st
 }
 
+// admissionRejection is the first of the node's admission checks that refuses the pod, in the
+// order of the kubelet's admit handlers: node pressure (the eviction manager's), then the pod's
+// own checks (sysctls, operating system).
+func (p *Provider) admissionRejection(pod *v1.Pod) *admissionRejection {
+	if r := p.admitUnderPressure(pod); r != nil {
+		return r
+	}
+	return admitPod(pod, p.sysctls)
+}
+
 // rejectIfInadmissible refuses a pod that has not run yet on this node and fails the node's
 // admission: it reports the rejection (event and Failed status) once and marks the pod
 // finished, so that nothing of it ever runs.
@@ -159,10 +169,7 @@ func (p *Provider) rejectIfInadmissible(rec *podRecord, pod *v1.Pod, rt *podRunt
 	if len(rt.Sandboxes) > 0 || len(rt.Containers) > 0 || isTerminalPhase(pod.Status.Phase) {
 		return false
 	}
-	r := admitPod(pod, p.sysctls)
-	if r == nil {
-		r = p.admitUnderPressure(pod)
-	}
+	r := p.admissionRejection(pod)
 	if r == nil {
 		return false
 	}

@@ -123,3 +123,31 @@ func TestAdmitPodOS(t *testing.T) {
 		})
 	}
 }
+
+// Node pressure refuses a pod before its own checks, as the kubelet's eviction admit handler
+// comes before its sysctl and predicate handlers.
+func TestAdmissionOrder(t *testing.T) {
+	policy, err := newSysctlPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testPod(withContainers(ctr("a")))
+	pod.Spec.OS = &v1.PodOS{Name: v1.Windows}
+	pod.Spec.SecurityContext = &v1.PodSecurityContext{Sysctls: []v1.Sysctl{{Name: "kernel.msgmax", Value: "1"}}}
+	underPressure := func(*v1.Pod, bool) (string, string) { return "Evicted", "The node had condition: [MemoryPressure]. " }
+	for _, tc := range []struct {
+		name     string
+		pressure func(*v1.Pod, bool) (string, string)
+		want     string
+	}{
+		{"pressure first", underPressure, "Evicted"},
+		{"then sysctls, before the OS", nil, reasonSysctlForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Provider{cfg: Config{PressureAdmission: tc.pressure}, sysctls: policy}
+			if r := p.admissionRejection(pod); r == nil || r.Reason != tc.want {
+				t.Errorf("rejection %+v, want reason %s", r, tc.want)
+			}
+		})
+	}
+}
