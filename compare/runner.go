@@ -371,6 +371,9 @@ func (s *side) createObject(ctx context.Context, obj runtime.Object) string {
 	case *v1.Service:
 		o.Namespace = s.ns
 		_, err = core.Services(s.ns).Create(ctx, o, metav1.CreateOptions{})
+	case *v1.PersistentVolumeClaim:
+		o.Namespace = s.ns
+		_, err = core.PersistentVolumeClaims(s.ns).Create(ctx, o, metav1.CreateOptions{})
 	default:
 		err = fmt.Errorf("unsupported object %T", obj)
 	}

@@ -500,7 +500,7 @@ var podDecoder = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultM
 	jsonserializer.SerializerOptions{Yaml: false, Strict: true})
 
 // allowedObjectKinds are the kinds `objects` may hold.
-var allowedObjectKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Service": true}
+var allowedObjectKinds = map[string]bool{"ConfigMap": true, "Secret": true, "Service": true, "PersistentVolumeClaim": true}
 
 // Parse validates one scenario file's contents; path is used in errors and for the name check.
 func Parse(path string, data []byte) (*Scenario, error) {
@@ -592,7 +592,7 @@ func Parse(path string, data []byte) (*Scenario, error) {
 			continue
 		}
 		if !allowedObjectKinds[gvk.Kind] {
-			add("%s: kind %s is not supported (ConfigMap, Secret or Service)", field, gvk.Kind)
+			add("%s: kind %s is not supported (ConfigMap, Secret, Service or PersistentVolumeClaim)", field, gvk.Kind)
 			continue
 		}
 		m := obj.(interface {

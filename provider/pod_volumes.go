@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/provider/volumes"
@@ -16,14 +18,14 @@ import (
 // eventFailedMount is the kubelet's event for a volume it could not set up.
 const eventFailedMount = "FailedMount"
 
-// volumeRetry is how soon a pod waiting for a volume (a ConfigMap or Secret not there yet, an
-// unbound claim) looks again.
-const volumeRetry = 2 * time.Second
+// noVolumesRetry is how soon a pod with volumes on a vk-cri without a volume manager looks
+// again: the kubelet pod worker's back-off after a failed sync (10 s, plus up to 50 % jitter).
+const noVolumesRetry = 10 * time.Second
 
 // VolumeManager sets up the volumes of pods and gives containers their mounts
 // (provider/volumes implements it).
 type VolumeManager interface {
-	SetUp(ctx context.Context, pod *v1.Pod) []*volumes.SetUpError
+	SetUp(ctx context.Context, pod *v1.Pod) volumes.SetUpResult
 	ContainerMounts(pod *v1.Pod, c *v1.Container, expand volumes.ExpandFunc) ([]*runtimeapi.Mount, error)
 	TearDown(uid types.UID) error
 	CleanupOrphans(live func(types.UID) bool) ([]types.UID, error)
@@ -31,22 +33,28 @@ type VolumeManager interface {
 
 var errNoVolumeSupport = errors.New("this vk-cri runs without a volume manager (no --root-dir)")
 
-// setUpVolumes sets up or refreshes the pod's volumes, recording a FailedMount event for each
-// that fails. It reports whether the pod must wait: a volume it never had is still missing.
-func (p *Provider) setUpVolumes(ctx context.Context, pod *v1.Pod) (blocked bool) {
+// setUpVolumes sets up or refreshes the pod's volumes, recording the kubelet's FailedMount events
+// for what failed. It reports whether the pod must wait (a volume it never had is still missing)
+// and, if so, when to look again: when the first failed volume may be retried, as the kubelet's
+// volume manager retries it.
+func (p *Provider) setUpVolumes(ctx context.Context, pod *v1.Pod) (blocked bool, retryIn time.Duration) {
 	if len(pod.Spec.Volumes) == 0 {
-		return false
+		return false, 0
 	}
 	if p.cfg.Volumes == nil {
 		p.podEvent(pod, v1.EventTypeWarning, eventFailedMount, "%v", errNoVolumeSupport)
-		return true
+		return true, wait.Jitter(noVolumesRetry, 0.5)
 	}
-	for _, e := range p.cfg.Volumes.SetUp(ctx, pod) {
+	res := p.cfg.Volumes.SetUp(ctx, pod)
+	for _, e := range res.Failed {
 		p.podLog(pod).WithField("volume", e.Volume).WithError(e.Err).Warn("volume set-up failed")
 		p.podEvent(pod, v1.EventTypeWarning, eventFailedMount, "%s", e.Error())
-		blocked = blocked || e.Blocking
 	}
-	return blocked
+	if e := res.Unprocessed; e != nil {
+		p.podLog(pod).WithField("volumes", e.Unprocessed).Warn(strings.Join(e.Errs, "; "))
+		p.podEvent(pod, v1.EventTypeWarning, eventFailedMount, "%s", e.Error())
+	}
+	return res.Waiting, res.RetryIn
 }
 
 // PodVolumesChanged asks for a sync of the pod: an object its volumes read has changed, and the

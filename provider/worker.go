@@ -101,9 +101,11 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	}
 	// Like the kubelet, nothing starts before every volume is there; volumes already set up are
 	// refreshed on each sync, which carries ConfigMap, Secret and label changes into the pod.
-	if !finished && p.setUpVolumes(ctx, pod) {
-		p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, false, false))
-		return volumeRetry, false
+	if !finished {
+		if blocked, retryIn := p.setUpVolumes(ctx, pod); blocked {
+			p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, false, false))
+			return retryIn, false
+		}
 	}
 	acted := false
 	if !finished {

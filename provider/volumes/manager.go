@@ -2,14 +2,18 @@ package volumes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/mount-utils"
 
@@ -28,6 +32,7 @@ type Manager struct {
 	noswap         bool
 	allocatable    func() v1.ResourceList
 	now            func() time.Time
+	jitter         func(time.Duration, float64) time.Duration
 	log            *logrus.Entry
 	store          *store
 	// objects reads the ConfigMaps and Secrets volumes show; without WithObjects, the API
@@ -65,6 +70,11 @@ func WithObjects(objects ObjectReader) Option { return func(m *Manager) { m.obje
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(m *Manager) { m.now = now } }
 
+// WithJitter replaces wait.Jitter, which spreads claim retries (tests).
+func WithJitter(j func(time.Duration, float64) time.Duration) Option {
+	return func(m *Manager) { m.jitter = j }
+}
+
 // WithLogger sets the logger.
 func WithLogger(l *logrus.Entry) Option { return func(m *Manager) { m.log = l } }
 
@@ -82,6 +92,7 @@ func New(rootDir string, opts ...Option) *Manager {
 		mounter: mount.NewWithoutSystemd(""),
 		noswap:  noswapSupported(),
 		now:     time.Now,
+		jitter:  wait.Jitter,
 		log:     logrus.NewEntry(logrus.StandardLogger()),
 		store:   newStore(),
 	}
@@ -109,31 +120,143 @@ func (e *SetUpError) Error() string {
 
 func (e *SetUpError) Unwrap() error { return e.Err }
 
+// UnprocessedError is the pod's volumes the kubelet could not even start to mount (claims it
+// cannot resolve): its pod-level FailedMount event.
+type UnprocessedError struct {
+	// Unmounted is every volume the containers use that is not set up yet, sorted.
+	Unmounted []string
+	// Unprocessed is the volumes that failed, sorted; Errs their errors, sorted.
+	Unprocessed []string
+	Errs        []string
+}
+
+func (e *UnprocessedError) Error() string {
+	// Nothing is ever attached by vk-cri: the kubelet's "unattached volumes" list stays empty.
+	return fmt.Sprintf("Unable to attach or mount volumes: unmounted volumes=%v, unattached volumes=[], failed to process volumes=%v: %s",
+		e.Unmounted, e.Unprocessed, strings.Join(e.Errs, "; "))
+}
+
+// SetUpResult is what one SetUp call did.
+type SetUpResult struct {
+	// Failed is each volume whose set-up or refresh failed in this call: one FailedMount event each.
+	Failed []*SetUpError
+	// Unprocessed, when set, is the claims that could not be resolved: one FailedMount event.
+	Unprocessed *UnprocessedError
+	// Waiting is set while a volume the pod never had is missing: its containers cannot start.
+	Waiting bool
+	// RetryIn is when the first volume that failed may be tried again (0: none failed).
+	RetryIn time.Duration
+}
+
 // PodDir is the pod's directory under the root dir, for files other parts of vk-cri keep per pod.
 func (m *Manager) PodDir(pod *v1.Pod) string { return m.layout.podDir(pod.UID) }
 
 // SetUp makes every volume of the pod present and current: the first call creates them, later
-// calls bring API-backed contents up to date (atomically, as the kubelet does). It returns one
-// error per volume that failed.
-func (m *Manager) SetUp(ctx context.Context, pod *v1.Pod) []*SetUpError {
+// calls bring API-backed contents up to date (atomically, as the kubelet does). A volume that
+// failed is tried again only once its retry is due, on the kubelet's schedule (mountRetry,
+// claimRetry); until then it is skipped without an error.
+func (m *Manager) SetUp(ctx context.Context, pod *v1.Pod) SetUpResult {
+	var res SetUpResult
 	if len(pod.Spec.Volumes) == 0 {
-		return nil
+		return res
 	}
 	if err := os.MkdirAll(m.layout.podDir(pod.UID), 0o750); err != nil {
-		return []*SetUpError{{Volume: pod.Spec.Volumes[0].Name, Err: fmt.Errorf("creating pod directory: %w", err), Blocking: true}}
+		res.Failed = []*SetUpError{{Volume: pod.Spec.Volumes[0].Name, Err: fmt.Errorf("creating pod directory: %w", err), Blocking: true}}
+		res.Waiting, res.RetryIn = true, mountRetry().Initial
+		return res
 	}
-	var errs []*SetUpError
+	now := m.now()
+	unprocessed := map[string]string{}
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
 		_, had := m.store.volume(pod.UID, vol.Name)
-		mv, err := m.setUpVolume(ctx, pod, vol)
-		if err != nil {
-			errs = append(errs, &SetUpError{Volume: vol.Name, Err: err, Blocking: !had})
+		before, failed := m.store.retry(pod.UID, vol.Name)
+		if failed && now.Before(before.Due) {
+			res.waitFor(before.Due.Sub(now), !had)
 			continue
 		}
-		m.store.setVolume(pod.UID, vol.Name, mv)
+		mv, err := m.setUpVolume(ctx, pod, vol)
+		if err == nil {
+			m.store.setRetry(pod.UID, vol.Name, retryState{})
+			m.store.setVolume(pod.UID, vol.Name, mv)
+			continue
+		}
+		policy := mountRetry()
+		var claimErr *ClaimError
+		if errors.As(err, &claimErr) {
+			policy = claimRetry()
+			unprocessed[vol.Name] = claimErr.Error()
+		} else {
+			res.Failed = append(res.Failed, &SetUpError{Volume: eventVolumeName(vol.Name, err), Err: err, Blocking: !had})
+		}
+		after := policy.afterFailure(before, now, m.jitter)
+		m.store.setRetry(pod.UID, vol.Name, after)
+		res.waitFor(after.Due.Sub(now), !had)
 	}
-	return errs
+	if len(unprocessed) > 0 {
+		res.Unprocessed = m.unprocessedError(pod, unprocessed)
+	}
+	return res
+}
+
+// waitFor notes a volume that waits d for its next attempt; blocking when the pod never had it.
+func (r *SetUpResult) waitFor(d time.Duration, blocking bool) {
+	if r.RetryIn == 0 || d < r.RetryIn {
+		r.RetryIn = d
+	}
+	r.Waiting = r.Waiting || blocking
+}
+
+// eventVolumeName is the volume an event names: a claim's persistent volume, as the kubelet names it.
+func eventVolumeName(name string, err error) string {
+	var pvErr *persistentVolumeError
+	if errors.As(err, &pvErr) {
+		return pvErr.PV
+	}
+	return name
+}
+
+// unprocessedError lists, as the kubelet does, the volumes the containers use that are not set
+// up and the claims that failed (errs by volume name).
+func (m *Manager) unprocessedError(pod *v1.Pod, errs map[string]string) *UnprocessedError {
+	out := &UnprocessedError{Unmounted: []string{}}
+	for _, name := range usedVolumes(pod) {
+		if _, ok := m.store.volume(pod.UID, name); !ok {
+			out.Unmounted = append(out.Unmounted, name)
+		}
+	}
+	for name, msg := range errs {
+		out.Unprocessed = append(out.Unprocessed, name)
+		out.Errs = append(out.Errs, msg)
+	}
+	sort.Strings(out.Unprocessed)
+	sort.Strings(out.Errs)
+	return out
+}
+
+// usedVolumes is the names of the pod's volumes that a container mounts, sorted.
+func usedVolumes(pod *v1.Pod) []string {
+	used := map[string]bool{}
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			for _, vm := range cs[i].VolumeMounts {
+				used[vm.Name] = true
+			}
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		for _, vm := range pod.Spec.EphemeralContainers[i].VolumeMounts {
+			used[vm.Name] = true
+		}
+	}
+	var out []string
+	for i := range pod.Spec.Volumes {
+		if used[pod.Spec.Volumes[i].Name] {
+			out = append(out, pod.Spec.Volumes[i].Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (m *Manager) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) (*mountedVolume, error) {
@@ -152,7 +275,7 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) 
 	case src.HostPath != nil:
 		return m.setUpHostPath(src.HostPath)
 	case src.PersistentVolumeClaim != nil:
-		return m.setUpClaim(ctx, pod, src.PersistentVolumeClaim)
+		return m.setUpClaim(ctx, pod, vol.Name, src.PersistentVolumeClaim)
 	default:
 		return nil, fmt.Errorf("volume type not supported by vk-cri")
 	}

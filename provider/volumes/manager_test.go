@@ -41,39 +41,148 @@ func tokenClient(objs ...runtime.Object) (*fake.Clientset, *int) {
 	return c, &n
 }
 
+// errs is every error of the call (tests).
+func (r SetUpResult) errs() []error {
+	var out []error
+	for _, e := range r.Failed {
+		out = append(out, e)
+	}
+	if r.Unprocessed != nil {
+		out = append(out, r.Unprocessed)
+	}
+	return out
+}
+
+// fakeClock is a clock the test moves.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time                     { return c.t }
+func (c *fakeClock) step(d time.Duration)               { c.t = c.t.Add(d) }
+func noJitter(d time.Duration, _ float64) time.Duration { return d }
+
 func TestSetUpConfigMapWaitsForTheObject(t *testing.T) {
 	client, _ := tokenClient()
 	fm := mount.NewFakeMounter(nil)
-	m := New(t.TempDir(), WithClient(client), WithMounter(fm))
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	m := New(t.TempDir(), WithClient(client), WithMounter(fm), WithClock(clock.now))
 	pod := testPod(v1.Volume{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 		LocalObjectReference: v1.LocalObjectReference{Name: "absent"}}}})
 
-	errs := m.SetUp(context.Background(), pod)
-	if len(errs) != 1 || !errs[0].Blocking {
-		t.Fatalf("errors %v", errs)
+	res := m.SetUp(context.Background(), pod)
+	if len(res.Failed) != 1 || !res.Failed[0].Blocking || !res.Waiting || res.RetryIn != 500*time.Millisecond {
+		t.Fatalf("result %+v", res)
 	}
-	if got, want := errs[0].Error(), `MountVolume.SetUp failed for volume "cfg" : configmap "absent" not found`; got != want {
+	if got, want := res.Failed[0].Error(), `MountVolume.SetUp failed for volume "cfg" : configmap "absent" not found`; got != want {
 		t.Errorf("event message %q, want %q", got, want)
 	}
 
+	// Created meanwhile, the object is mounted at the next attempt, not before (the kubelet's back-off).
 	_, _ = client.CoreV1().ConfigMaps("ns").Create(context.Background(), &v1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "absent", Namespace: "ns"}, Data: map[string]string{"k": "v1"}}, metav1.CreateOptions{})
-	if errs := m.SetUp(context.Background(), pod); len(errs) != 0 {
-		t.Fatalf("errors once the configmap exists: %v", errs)
+	clock.step(200 * time.Millisecond)
+	if res := m.SetUp(context.Background(), pod); len(res.errs()) != 0 || !res.Waiting || res.RetryIn != 300*time.Millisecond {
+		t.Fatalf("before the retry is due: %+v", res)
+	}
+	clock.step(300 * time.Millisecond)
+	if res := m.SetUp(context.Background(), pod); len(res.errs()) != 0 || res.Waiting || res.RetryIn != 0 {
+		t.Fatalf("once the retry is due: %+v", res)
 	}
 	dir := m.layout.volumeDir(pod.UID, pluginConfigMap, "cfg")
 	if b, err := os.ReadFile(filepath.Join(dir, "k")); err != nil || string(b) != "v1" {
 		t.Fatalf("k: %q %v", b, err)
 	}
 
-	// A failing refresh of a volume the pod has does not block it.
+	// A failing refresh of a volume the pod has does not block it; the back-off starts afresh.
 	_ = client.CoreV1().ConfigMaps("ns").Delete(context.Background(), "absent", metav1.DeleteOptions{})
-	errs = m.SetUp(context.Background(), pod)
-	if len(errs) != 1 || errs[0].Blocking {
-		t.Fatalf("refresh errors %v", errs)
+	res = m.SetUp(context.Background(), pod)
+	if len(res.Failed) != 1 || res.Failed[0].Blocking || res.Waiting || res.RetryIn != 500*time.Millisecond {
+		t.Fatalf("refresh result %+v", res)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "k")); string(b) != "v1" {
 		t.Errorf("the last content was not kept: %q", b)
+	}
+}
+
+// TestSetUpRetrySchedule: a missing Secret is tried at the kubelet's moments (500 ms, doubling,
+// at most 2 min 2 s apart), each failed attempt one FailedMount; an unbound claim is tried at each
+// pod-worker back-off (10 s plus jitter) with the kubelet's pod-level message.
+func TestSetUpRetrySchedule(t *testing.T) {
+	second := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	for _, tc := range []struct {
+		name   string
+		volume v1.Volume
+		// attempts are the moments (seconds from the first) of the attempts that fail.
+		attempts []float64
+		event    string
+	}{
+		{
+			name:     "missing secret",
+			volume:   v1.Volume{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "later"}}},
+			attempts: []float64{0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5, 63.5, 127.5, 249.5, 371.5},
+			event:    `MountVolume.SetUp failed for volume "s" : secret "later" not found`,
+		},
+		{
+			name:     "unbound claim",
+			volume:   v1.Volume{Name: "d", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "claim"}}},
+			attempts: []float64{0, 10, 20, 30},
+			event:    `Unable to attach or mount volumes: unmounted volumes=[d], unattached volumes=[], failed to process volumes=[d]: error processing PVC ns/claim: PVC is not bound`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "claim", Namespace: "ns"}, Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending}}
+			client, _ := tokenClient(claim)
+			start := time.Unix(1000, 0)
+			clock := &fakeClock{t: start}
+			m := New(t.TempDir(), WithClient(client), WithMounter(mount.NewFakeMounter(nil)), WithClock(clock.now), WithJitter(noJitter))
+			pod := testPod(tc.volume)
+			pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: tc.volume.Name, MountPath: "/v"}}
+			// Look every 100 ms (the kubelet's reconciler period) and note when an attempt failed.
+			var failedAt []float64
+			end := start.Add(second(tc.attempts[len(tc.attempts)-1] + 1))
+			for ; clock.t.Before(end); clock.step(100 * time.Millisecond) {
+				res := m.SetUp(context.Background(), pod)
+				if !res.Waiting || res.RetryIn <= 0 {
+					t.Fatalf("at %v: result %+v", clock.t.Sub(start), res)
+				}
+				errs := res.errs()
+				if len(errs) == 0 {
+					continue
+				}
+				if len(errs) != 1 || errs[0].Error() != tc.event {
+					t.Fatalf("at %v: events %v, want %q", clock.t.Sub(start), errs, tc.event)
+				}
+				failedAt = append(failedAt, clock.t.Sub(start).Seconds())
+			}
+			if len(failedAt) != len(tc.attempts) {
+				t.Fatalf("failed attempts at %v s, want %v s", failedAt, tc.attempts)
+			}
+			for i := range failedAt {
+				if d := failedAt[i] - tc.attempts[i]; d < -0.01 || d > 0.01 {
+					t.Fatalf("failed attempts at %v s, want %v s", failedAt, tc.attempts)
+				}
+			}
+		})
+	}
+}
+
+func TestRetryPolicyWaits(t *testing.T) {
+	var waits []time.Duration
+	var st retryState
+	now := time.Unix(0, 0)
+	for i := 0; i < 11; i++ {
+		st = mountRetry().afterFailure(st, now, noJitter)
+		waits = append(waits, st.Wait)
+	}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
+		16 * time.Second, 32 * time.Second, 64 * time.Second, 122 * time.Second, 122 * time.Second, 122 * time.Second}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Fatalf("mount waits %v, want %v", waits, want)
+		}
+	}
+	half := func(d time.Duration, f float64) time.Duration { return d + time.Duration(f*float64(d)/2) }
+	if st := claimRetry().afterFailure(retryState{Wait: 10 * time.Second}, now, half); st.Wait != 10*time.Second || st.Due != now.Add(12500*time.Millisecond) {
+		t.Errorf("claim retry %+v, want a 10 s wait jittered to 12.5 s", st)
 	}
 }
 
@@ -82,7 +191,7 @@ func TestSetUpOptionalMissingIsEmpty(t *testing.T) {
 	m := New(t.TempDir(), WithClient(client), WithMounter(mount.NewFakeMounter(nil)))
 	yes := true
 	pod := testPod(v1.Volume{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "none", Optional: &yes}}})
-	if errs := m.SetUp(context.Background(), pod); len(errs) != 0 {
+	if errs := m.SetUp(context.Background(), pod).errs(); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	v, ok := m.store.volume(pod.UID, "s")
@@ -105,7 +214,7 @@ func TestProjectedTokenIsReusedWhileFresh(t *testing.T) {
 			{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}},
 		}}}})
 	for i := 0; i < 3; i++ {
-		if errs := m.SetUp(context.Background(), pod); len(errs) != 0 {
+		if errs := m.SetUp(context.Background(), pod).errs(); len(errs) != 0 {
 			t.Fatal(errs)
 		}
 	}
@@ -129,7 +238,7 @@ func TestProjectedTokenIsReusedWhileFresh(t *testing.T) {
 	}
 
 	now = now.Add(50 * time.Minute) // past 80 % of the hour
-	if errs := m.SetUp(context.Background(), pod); len(errs) != 0 {
+	if errs := m.SetUp(context.Background(), pod).errs(); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "token")); *requests != 2 || string(b) != "token-2" {
@@ -146,7 +255,7 @@ func TestTearDownUnmountsBeforeRemoving(t *testing.T) {
 		v1.Volume{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}},
 		v1.Volume{Name: "disk", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
 	)
-	if errs := m.SetUp(context.Background(), pod); len(errs) != 0 {
+	if errs := m.SetUp(context.Background(), pod).errs(); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	if len(fm.MountPoints) != 2 {
@@ -172,7 +281,7 @@ func TestTearDownUnmountsBeforeRemoving(t *testing.T) {
 	orphan := testPod(v1.Volume{Name: "disk", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}})
 	orphan.UID = "orphan"
 	for _, p := range []*v1.Pod{live, orphan} {
-		if errs := m.SetUp(context.Background(), p); len(errs) != 0 {
+		if errs := m.SetUp(context.Background(), p).errs(); len(errs) != 0 {
 			t.Fatal(errs)
 		}
 	}

@@ -19,7 +19,7 @@ func TestContainerMounts(t *testing.T) {
 		v1.Volume{Name: "host", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: hostDir}}},
 		v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
 	)
-	if errs := m.SetUp(context.Background(), pod); len(errs) != 0 {
+	if errs := m.SetUp(context.Background(), pod).errs(); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	h2c, bidi, none := v1.MountPropagationHostToContainer, v1.MountPropagationBidirectional, v1.MountPropagationNone

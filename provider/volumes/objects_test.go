@@ -30,7 +30,7 @@ func TestVolumesReadThroughTheObjectCache(t *testing.T) {
 	m := New(t.TempDir(), WithClient(client), WithMounter(mount.NewFakeMounter(nil)), WithObjects(objects))
 	pod := testPod(v1.Volume{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}})
 	objects.RegisterPod(pod)
-	if errs := m.SetUp(ctx, pod); len(errs) != 0 {
+	if errs := m.SetUp(ctx, pod).errs(); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	_, err := client.CoreV1().ConfigMaps("ns").Update(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "ns"}, Data: map[string]string{"k": "v2"}}, metav1.UpdateOptions{})
@@ -44,7 +44,7 @@ func TestVolumesReadThroughTheObjectCache(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the update was not announced")
 	}
-	if errs := m.SetUp(ctx, pod); len(errs) != 0 {
+	if errs := m.SetUp(ctx, pod).errs(); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	b, _ := os.ReadFile(filepath.Join(m.layout.volumeDir(pod.UID, pluginConfigMap, "cfg"), "k"))

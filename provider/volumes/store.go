@@ -33,6 +33,8 @@ type podVolumes struct {
 	volumes map[string]*mountedVolume
 	// tokens are keyed by volume name and path in the volume.
 	tokens map[string]issuedToken
+	// retries are the volumes whose last set-up failed, by name.
+	retries map[string]retryState
 }
 
 // store records what each pod has mounted, so that containers get the right host paths and
@@ -78,10 +80,35 @@ func (s *store) setToken(uid types.UID, key string, t issuedToken) {
 	s.podLocked(uid).tokens[key] = t
 }
 
+// retry is the retry state of a volume whose last set-up failed.
+func (s *store) retry(uid types.UID, name string) (retryState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pv, ok := s.pods[uid]
+	if !ok {
+		return retryState{}, false
+	}
+	r, ok := pv.retries[name]
+	return r, ok
+}
+
+// setRetry records a failed set-up; a zero state (after a success) forgets it.
+func (s *store) setRetry(uid types.UID, name string, r retryState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r == (retryState{}) {
+		if pv, ok := s.pods[uid]; ok {
+			delete(pv.retries, name)
+		}
+		return
+	}
+	s.podLocked(uid).retries[name] = r
+}
+
 func (s *store) podLocked(uid types.UID) *podVolumes {
 	pv, ok := s.pods[uid]
 	if !ok {
-		pv = &podVolumes{volumes: map[string]*mountedVolume{}, tokens: map[string]issuedToken{}}
+		pv = &podVolumes{volumes: map[string]*mountedVolume{}, tokens: map[string]issuedToken{}, retries: map[string]retryState{}}
 		s.pods[uid] = pv
 	}
 	return pv

@@ -172,8 +172,10 @@ func loadScenario(path string) (*scenario, error) {
 			typed = &v1.Secret{}
 		case "Service":
 			typed = &v1.Service{}
+		case "PersistentVolumeClaim":
+			typed = &v1.PersistentVolumeClaim{}
 		default:
-			return nil, fmt.Errorf("objects[%d]: kind %q: only ConfigMap, Secret and Service are allowed", i, obj.Kind)
+			return nil, fmt.Errorf("objects[%d]: kind %q: only ConfigMap, Secret, Service and PersistentVolumeClaim are allowed", i, obj.Kind)
 		}
 		if err := strictJSON(o, typed); err != nil {
 			return nil, fmt.Errorf("objects[%d] (%s): not a strict v1.%s: %w", i, obj.Kind, obj.Kind, err)

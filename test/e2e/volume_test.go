@@ -444,7 +444,8 @@ func TestVolumePersistentVolumeClaimHostPath(t *testing.T) {
 	pod.Spec.NodeSelector = nil
 	pod.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "claim", ReadOnly: true}}}}
 	createPod(t, ns, pod)
-	waitEvent(t, ns, "pvc", "FailedMount", "PVC is not bound", time.Minute)
+	// The kubelet's pod-level message for a claim it cannot resolve.
+	waitEvent(t, ns, "pvc", "FailedMount", "Unable to attach or mount volumes: unmounted volumes=[d], unattached volumes=[], failed to process volumes=[d]: error processing PVC "+ns+"/claim: PVC is not bound", time.Minute)
 	waitPod(t, ns, "pvc", 10*time.Second, "ContainerCreating", waitingWith("c", "ContainerCreating"))
 
 	dir := v1.HostPathDirectory
@@ -460,7 +461,9 @@ func TestVolumePersistentVolumeClaimHostPath(t *testing.T) {
 	t.Cleanup(func() {
 		_ = s.kube.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
 	})
+	pvCreated := time.Now()
 	waitPod(t, ns, "pvc", 2*time.Minute, "Succeeded", isPhase(v1.PodSucceeded))
+	t.Logf("pod done %v after its volume was created (binding, then the next retry of the claim: 10-15 s apart, as the kubelet's pod worker)", time.Since(pvCreated).Round(100*time.Millisecond))
 	if log := podLog(t, ns, "pvc", "c"); log != "on the volume\nread-only\n" {
 		t.Errorf("log %q, want the volume's file and a read-only mount", log)
 	}
