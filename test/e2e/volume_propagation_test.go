@@ -79,8 +79,8 @@ func TestVolumeMountPropagation(t *testing.T) {
 trap 'umount /mnt/test/$NAME; exit 0' TERM
 while true; do printf 'sees:'; for d in host none h2c bidi; do [ -f /mnt/test/$d/file ] && printf " $d"; done; echo; sleep 0.2; done`
 	yes := true
-	for name, mode := range modes {
-		mode := mode
+	start := func(name string) {
+		mode := modes[name]
 		c := busyboxWith("c", script, v1.VolumeMount{Name: "host", MountPath: "/mnt/test", MountPropagation: &mode})
 		c.Env = []v1.EnvVar{{Name: "NAME", Value: name}}
 		c.SecurityContext = &v1.SecurityContext{Privileged: &yes}
@@ -88,9 +88,12 @@ while true; do printf 'sees:'; for d in host none h2c bidi; do [ -f /mnt/test/$d
 		dir := v1.HostPathDirectory
 		pod.Spec.Volumes = []v1.Volume{{Name: "host", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: hostDir, Type: &dir}}}}
 		createPod(t, ns, pod)
-	}
-	for name := range modes {
 		waitLog(t, ns, name, "c", "mounted", time.Minute)
+	}
+	// Propagation settings act on mounts made after a container started (a container started
+	// later gets a copy of what is mounted then): the Bidirectional pod mounts last.
+	for _, name := range []string{"none", "h2c", "bidi"} {
+		start(name)
 	}
 
 	// A mount made on the host after the containers started.
