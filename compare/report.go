@@ -42,6 +42,24 @@ type ScenarioResult struct {
 	Diffs []Diff      `json:"diffs"`
 	A     *SideRecord `json:"a,omitempty"`
 	B     *SideRecord `json:"b,omitempty"`
+	// EarlierAttempts are the runs before this one that differed or failed (--retries).
+	EarlierAttempts []Attempt `json:"earlierAttempts,omitempty"`
+}
+
+// Attempt is the outcome of an earlier run of a scenario that was run again.
+type Attempt struct {
+	Status  Status  `json:"status"`
+	Seconds float64 `json:"seconds"`
+	Diffs   []Diff  `json:"diffs"`
+	ErrorA  string  `json:"errorA,omitempty"`
+	ErrorB  string  `json:"errorB,omitempty"`
+}
+
+func (s *SideRecord) errorText() string {
+	if s == nil {
+		return ""
+	}
+	return s.Error
 }
 
 // Decide sets the result's Diffs and Status from its two records.
@@ -89,15 +107,20 @@ type Summary struct {
 	NowMatching []string `json:"nowMatching"`
 	Errors      []string `json:"errors"`
 	Skipped     []string `json:"skipped"`
+	// MatchedOnRetry lists the scenarios that matched only after differing or failing first.
+	MatchedOnRetry []string `json:"matchedOnRetry"`
 }
 
 // Summarize fills in the summary from the scenario results.
 func (r *Result) Summarize() {
-	s := Summary{Differ: []string{}, KnownDiffer: []string{}, NowMatching: []string{}, Errors: []string{}, Skipped: []string{}}
+	s := Summary{Differ: []string{}, KnownDiffer: []string{}, NowMatching: []string{}, Errors: []string{}, Skipped: []string{}, MatchedOnRetry: []string{}}
 	for _, sc := range r.Scenarios {
 		id := sc.Category + "/" + sc.Name
 		if sc.Status != StatusSkipped {
 			s.Ran++
+		}
+		if len(sc.EarlierAttempts) > 0 && (sc.Status == StatusMatch || sc.Status == StatusNowMatching) {
+			s.MatchedOnRetry = append(s.MatchedOnRetry, id)
 		}
 		switch sc.Status {
 		case StatusMatch:
@@ -147,9 +170,19 @@ func PrintHeader(w io.Writer, nodeA, nodeB string) {
 	fmt.Fprintf(w, "comparing A = node %s (lines -) with B = node %s (lines +)\n", nodeA, nodeB)
 }
 
-// PrintScenario prints one scenario's outcome and its diffs.
+// PrintScenario prints one scenario's outcome and its diffs, after those of earlier attempts.
 func PrintScenario(w io.Writer, r *ScenarioResult) {
 	id := r.Category + "/" + r.Name
+	for i, a := range r.EarlierAttempts {
+		fmt.Fprintf(w, "=== %s: attempt %d: %s (%.0fs), run again\n", id, i+1, a.Status, a.Seconds)
+		if a.ErrorA != "" {
+			fmt.Fprintf(w, "    A: %s\n", a.ErrorA)
+		}
+		if a.ErrorB != "" {
+			fmt.Fprintf(w, "    B: %s\n", a.ErrorB)
+		}
+		PrintDiffs(w, a.Diffs, "    ")
+	}
 	known := ""
 	if r.Known != nil {
 		known = fmt.Sprintf("known, issue #%d: %s", r.Known.Issue, r.Known.Why)
@@ -218,5 +251,6 @@ func PrintSummary(w io.Writer, r *Result) {
 	list("differ, known", s.KnownDiffer)
 	list("now matching, unmark them", s.NowMatching)
 	list("could not run", s.Errors)
+	list("matched only when run again", s.MatchedOnRetry)
 	list("skipped (known)", s.Skipped)
 }

@@ -48,6 +48,11 @@ type RunOptions struct {
 	Parallel int
 	// Report receives each scenario's outcome as it completes, in scenario order.
 	Report io.Writer
+	// Retries is how many more times a scenario that differs (or could not run) is run before
+	// its outcome stands. Both nodes race with themselves in places (the kubelet's own status
+	// writes do), so one run of a scenario can differ where the next matches; the earlier
+	// attempts stay in the result and the report.
+	Retries int
 }
 
 // Select returns the scenarios --run selects.
@@ -125,7 +130,7 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []*Scenario, opts RunOpti
 			}
 			go func() {
 				defer func() { <-sem }()
-				results[i] = r.RunScenario(ctx, sc)
+				results[i] = r.runWithRetries(ctx, sc, opts.Retries)
 				close(done[i])
 			}()
 		}
@@ -141,6 +146,21 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []*Scenario, opts RunOpti
 	res.Summarize()
 	return res
 }
+
+// runWithRetries runs a scenario, and again while it differs or fails, up to retries more times.
+func (r *Runner) runWithRetries(ctx context.Context, sc *Scenario, retries int) *ScenarioResult {
+	res := r.RunScenario(ctx, sc)
+	var earlier []Attempt
+	for n := 0; n < retries && retryable(res.Status) && ctx.Err() == nil; n++ {
+		earlier = append(earlier, Attempt{Status: res.Status, Seconds: res.Seconds, Diffs: res.Diffs, ErrorA: res.A.errorText(), ErrorB: res.B.errorText()})
+		r.log().WithFields(logrus.Fields{"scenario": sc.ID(), "status": res.Status, "attempt": n + 2}).Warn("running the scenario again")
+		res = r.RunScenario(ctx, sc)
+	}
+	res.EarlierAttempts = earlier
+	return res
+}
+
+func retryable(s Status) bool { return s == StatusDiffer || s == StatusError }
 
 func interrupted(sc *Scenario, err error) *ScenarioResult {
 	msg := "not run: " + err.Error()

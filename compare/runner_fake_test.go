@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,17 @@ import (
 // pod's single container to an exit with the node's exit code, with events.
 func newFakeCluster(t *testing.T, exitCodes map[string]int32) kubernetes.Interface {
 	t.Helper()
+	nodes := make([]string, 0, len(exitCodes))
+	for n := range exitCodes {
+		nodes = append(nodes, n)
+	}
+	return newFakeClusterFunc(t, nodes, func(node string) int32 { return exitCodes[node] })
+}
+
+// newFakeClusterFunc is newFakeCluster with the exit code of each pod's container asked of
+// exitCode when the container ends.
+func newFakeClusterFunc(t *testing.T, nodes []string, exitCode func(node string) int32) kubernetes.Interface {
+	t.Helper()
 	client := fake.NewClientset()
 	var rv atomic.Int64
 	setRV := func(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -41,7 +53,7 @@ func newFakeCluster(t *testing.T, exitCodes map[string]int32) kubernetes.Interfa
 	}
 	client.PrependReactor("create", "*", setRV)
 	client.PrependReactor("update", "*", setRV)
-	for node := range exitCodes {
+	for _, node := range nodes {
 		if _, err := client.CoreV1().Nodes().Create(context.Background(), &v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: node},
 			Status:     v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
@@ -55,12 +67,12 @@ func newFakeCluster(t *testing.T, exitCodes map[string]int32) kubernetes.Interfa
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		fakeKubelet(ctx, client, exitCodes)
+		fakeKubelet(ctx, client, nodes, exitCode)
 	}()
 	return client
 }
 
-func fakeKubelet(ctx context.Context, client kubernetes.Interface, exitCodes map[string]int32) {
+func fakeKubelet(ctx context.Context, client kubernetes.Interface, nodes []string, exitCode func(node string) int32) {
 	core := client.CoreV1()
 	started := map[string]time.Time{}
 	for ctx.Err() == nil {
@@ -73,8 +85,7 @@ func fakeKubelet(ctx context.Context, client kubernetes.Interface, exitCodes map
 			pods, _ := core.Pods(ns.Name).List(ctx, metav1.ListOptions{})
 			for i := range pods.Items {
 				pod := &pods.Items[i]
-				code, ours := exitCodes[pod.Spec.NodeName]
-				if !ours || len(pod.Spec.Containers) == 0 {
+				if !slices.Contains(nodes, pod.Spec.NodeName) || len(pod.Spec.Containers) == 0 {
 					continue
 				}
 				c := pod.Spec.Containers[0].Name
@@ -96,7 +107,7 @@ func fakeKubelet(ctx context.Context, client kubernetes.Interface, exitCodes map
 					pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: c, Ready: true, ContainerID: "containerd://" + strings.Repeat("ab", 32),
 						State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
 				case pod.Status.Phase == v1.PodRunning && time.Since(started[key]) > 200*time.Millisecond:
-					reason := "Completed"
+					reason, code := "Completed", exitCode(pod.Spec.NodeName)
 					pod.Status.Phase = v1.PodSucceeded
 					if code != 0 {
 						pod.Status.Phase, reason = v1.PodFailed, "Error"
@@ -134,18 +145,23 @@ steps:
 
 func runFake(t *testing.T, exitCodes map[string]int32, nodeA, nodeB string) *Result {
 	t.Helper()
+	return runFakeOn(t, newFakeCluster(t, exitCodes), nodeA, nodeB, 0)
+}
+
+func runFakeOn(t *testing.T, client kubernetes.Interface, nodeA, nodeB string, retries int) *Result {
+	t.Helper()
 	sc, err := Parse("fake/fake-run.yaml", []byte(fakeScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Client: newFakeCluster(t, exitCodes), NodeA: nodeA, NodeB: nodeB, Settle: 0}
+	r := &Runner{Client: client, NodeA: nodeA, NodeB: nodeB, Settle: 0}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := r.CheckNodes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	res := r.RunAll(ctx, []*Scenario{sc}, RunOptions{Report: &out}, "fake")
+	res := r.RunAll(ctx, []*Scenario{sc}, RunOptions{Report: &out, Retries: retries}, "fake")
 	t.Logf("report:\n%s", out.String())
 	return res
 }
@@ -218,5 +234,44 @@ func TestRunnerMissingNode(t *testing.T) {
 	r := &Runner{Client: newFakeCluster(t, map[string]int32{"node-a": 0}), NodeA: "node-a", NodeB: "nope"}
 	if err := r.CheckNodes(context.Background()); err == nil || !strings.Contains(err.Error(), "node nope") {
 		t.Errorf("CheckNodes: %v", err)
+	}
+}
+
+// A scenario that differs once and then matches is reported as matched on retry, with the first
+// attempt's diffs kept; one that keeps differing fails after its retries.
+func TestRunnerRetriesADifferingScenario(t *testing.T) {
+	var bRuns atomic.Int32
+	flaky := func(node string) int32 {
+		if node == "node-b" && bRuns.Add(1) == 1 {
+			return 3
+		}
+		return 0
+	}
+	res := runFakeOn(t, newFakeClusterFunc(t, []string{"node-a", "node-b"}, flaky), "node-a", "node-b", 2)
+	sc := res.Scenarios[0]
+	if sc.Status != StatusMatch || len(sc.EarlierAttempts) != 1 || sc.EarlierAttempts[0].Status != StatusDiffer || len(sc.EarlierAttempts[0].Diffs) == 0 {
+		t.Fatalf("status %s, earlier attempts %+v", sc.Status, sc.EarlierAttempts)
+	}
+	if res.Failed() || len(res.Summary.MatchedOnRetry) != 1 {
+		t.Errorf("failed=%v summary %+v", res.Failed(), res.Summary)
+	}
+	var b bytes.Buffer
+	PrintScenario(&b, sc)
+	PrintSummary(&b, res)
+	for _, want := range []string{"attempt 1: differ", "+ pods/main/timeline[2].containers[c].state: terminated:Error exit=3", "matched only when run again (1): lifecycle/fake-run"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+
+	always := func(node string) int32 {
+		if node == "node-b" {
+			return 3
+		}
+		return 0
+	}
+	res = runFakeOn(t, newFakeClusterFunc(t, []string{"node-a", "node-b"}, always), "node-a", "node-b", 1)
+	if sc := res.Scenarios[0]; sc.Status != StatusDiffer || len(sc.EarlierAttempts) != 1 || !res.Failed() {
+		t.Errorf("a scenario that always differs: status %s, earlier %d, failed %v", sc.Status, len(sc.EarlierAttempts), res.Failed())
 	}
 }

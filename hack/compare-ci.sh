@@ -26,4 +26,5 @@ mkdir -p "$REPO_DIR/_output"
 log "comparing the matching scenarios of test/compare on $NODE (vk-cri) and ref (kubelet)"
 "$REPO_DIR/bin/vk-cri" compare --kubeconfig "$KUBECONFIG" --node-a "$NODE" --node-b ref \
   --scenarios "$REPO_DIR/test/compare" --only-matching --parallel "${COMPARE_PARALLEL:-4}" \
+  --retries "${COMPARE_RETRIES:-1}" \
   --out "$REPO_DIR/_output/compare-matching.json"

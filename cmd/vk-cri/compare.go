@@ -21,6 +21,7 @@ type compareOptions struct {
 	run            string
 	out            string
 	parallel       int
+	retries        int
 	onlyMatching   bool
 	settle         time.Duration
 	keepNamespaces bool
@@ -56,6 +57,7 @@ skipped and only the others count.
 	f.StringVar(&o.run, "run", "", "only run scenarios whose category/name matches this regular expression")
 	f.StringVar(&o.out, "out", "", "write the whole result (both records and the diffs) as JSON to this file")
 	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once (each on both nodes)")
+	f.IntVar(&o.retries, "retries", 0, "run a scenario that differs or cannot run up to this many more times before its outcome stands (earlier attempts are reported)")
 	f.BoolVar(&o.onlyMatching, "only-matching", false, "skip scenarios marked known; fail only if another one differs")
 	f.DurationVar(&o.settle, "settle", 2*time.Second, "minimum time given to events to reach the API server before they are collected (longer while they keep coming, up to 5x)")
 	f.BoolVar(&o.keepNamespaces, "keep-namespaces", false, "do not delete the scenarios' namespaces (for debugging)")
@@ -86,6 +88,9 @@ func runCompare(cmd *cobra.Command, o *compareOptions) error {
 	}
 	if o.nodeA == "" || o.nodeB == "" {
 		return errors.New("--node-a and --node-b are required")
+	}
+	if o.retries < 0 {
+		return errors.New("--retries must not be negative")
 	}
 	if o.parallel < 1 {
 		return errors.New("--parallel must be at least 1")
@@ -123,7 +128,7 @@ func runCompare(cmd *cobra.Command, o *compareOptions) error {
 	if err := r.CheckNodes(ctx); err != nil {
 		return err
 	}
-	res := r.RunAll(ctx, selected, compare.RunOptions{Run: re, OnlyMatching: o.onlyMatching, Parallel: o.parallel, Report: out}, o.scenarios)
+	res := r.RunAll(ctx, selected, compare.RunOptions{Run: re, OnlyMatching: o.onlyMatching, Parallel: o.parallel, Report: out, Retries: o.retries}, o.scenarios)
 	compare.PrintSummary(out, res)
 	if o.out != "" {
 		if err := res.WriteJSON(o.out); err != nil {
