@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -88,6 +89,35 @@ func targetPIDNamespace(sc *runtimeapi.LinuxContainerSecurityContext, targetID s
 		sc.NamespaceOptions.Pid = runtimeapi.NamespaceMode_TARGET
 		sc.NamespaceOptions.TargetId = targetID
 	}
+}
+
+// reportedEphemeral keeps, of a finished pod's ephemeral container statuses, those its previous
+// status reported: the kubelet no longer looks at a pod that finished, so an ephemeral container
+// added since never runs and gets no status.
+func reportedEphemeral(cur, prev []v1.ContainerStatus) []v1.ContainerStatus {
+	var out []v1.ContainerStatus
+	for _, st := range cur {
+		if _, ok := findStatus(prev, st.Name); ok {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// adoptEphemeralSpec takes the API's ephemeral containers into the spec of a pod that finished:
+// virtual-kubelet passes on no update of a pod in a terminal phase, while the kubelet's pod
+// manager still takes the new spec, so that logs and exec of such a container answer that it is
+// not available (rather than unknown). It reports whether the spec changed.
+func adoptEphemeralSpec(rec *podRecord, api *v1.Pod) bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.pod == nil || !rec.finished || equality.Semantic.DeepEqual(rec.pod.Spec.EphemeralContainers, api.Spec.EphemeralContainers) {
+		return false
+	}
+	pod := rec.pod.DeepCopy()
+	pod.Spec.EphemeralContainers = append([]v1.EphemeralContainer(nil), api.DeepCopy().Spec.EphemeralContainers...)
+	rec.pod = pod
+	return true
 }
 
 // ephemeralStatuses are the statuses of the pod's ephemeral containers, sorted by name, built as

@@ -339,3 +339,42 @@ func TestContainerRefEphemeral(t *testing.T) {
 		}
 	}
 }
+
+func TestReportedEphemeral(t *testing.T) {
+	st := func(name string) v1.ContainerStatus { return v1.ContainerStatus{Name: name} }
+	got := reportedEphemeral([]v1.ContainerStatus{st("a"), st("late"), st("b")}, []v1.ContainerStatus{st("b"), st("a")})
+	if diff := cmp.Diff([]v1.ContainerStatus{st("a"), st("b")}, got); diff != "" {
+		t.Errorf("reportedEphemeral (-want +got):\n%s", diff)
+	}
+	if got := reportedEphemeral([]v1.ContainerStatus{st("late")}, nil); got != nil {
+		t.Errorf("nothing reported before: got %v", got)
+	}
+}
+
+func TestAdoptEphemeralSpec(t *testing.T) {
+	api := testPod(withEphemeral(ephemeral("late", "")))
+	cases := []struct {
+		name     string
+		finished bool
+		pod      *v1.Pod
+		want     bool
+	}{
+		{"finished pod: taken", true, testPod(), true},
+		{"running pod: virtual-kubelet's UpdatePod brings it", false, testPod(), false},
+		{"finished pod that has it already", true, testPod(withEphemeral(ephemeral("late", ""))), false},
+		{"pod not claimed by the API yet", true, nil, false},
+	}
+	for _, tc := range cases {
+		rec := newPodRecord(podIdentity{Namespace: testPodNS, Name: testPodName, UID: testPodUID}, tc.pod)
+		rec.finished = tc.finished
+		if got := adoptEphemeralSpec(rec, api); got != tc.want {
+			t.Errorf("%s: adopted = %v, want %v", tc.name, got, tc.want)
+		}
+		if tc.want && (len(rec.pod.Spec.EphemeralContainers) != 1 || rec.pod.Spec.EphemeralContainers[0].Name != "late") {
+			t.Errorf("%s: spec has %v", tc.name, rec.pod.Spec.EphemeralContainers)
+		}
+		if tc.want && len(tc.pod.Spec.EphemeralContainers) != 0 {
+			t.Errorf("%s: the previous spec was modified in place", tc.name)
+		}
+	}
+}

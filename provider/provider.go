@@ -240,12 +240,14 @@ func (p *Provider) accept(pod *v1.Pod) {
 
 // ObserveAPIStatus takes the pod's status as the API holds it after someone changed it. vk-cri
 // keeps the conditions it does not own as they are there; when the pod has readiness gates, its
-// worker syncs at once so that Ready follows them, as the kubelet reconciles readiness.
+// worker syncs at once so that Ready follows them, as the kubelet reconciles readiness. Of a
+// finished pod, whose updates virtual-kubelet does not pass on, it takes the ephemeral containers.
 func (p *Provider) ObserveAPIStatus(pod *v1.Pod) {
 	rec, ok := p.pods.get(pod.UID)
 	if !ok {
 		return
 	}
+	adoptEphemeralSpec(rec, pod)
 	foreign := foreignConditions(pod.Status.Conditions)
 	rec.mu.Lock()
 	changed := !equality.Semantic.DeepEqual(rec.apiConditions, foreign)

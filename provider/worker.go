@@ -209,7 +209,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 	if rec.apiConditions != nil {
 		in.Status.Conditions = MergeConditions(rec.apiConditions, in.Status.Conditions)
 	}
-	reasons, evicted, failure := rec.reasons, rec.evicted, rec.failure
+	reasons, evicted, failure, finished := rec.reasons, rec.evicted, rec.failure, rec.finished
 	rec.mu.Unlock()
 
 	st := generatePodStatus(statusInput{
@@ -225,6 +225,9 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 	})
 	if evicted != nil {
 		applyEviction(&st, evicted)
+	}
+	if finished {
+		st.EphemeralContainerStatuses = reportedEphemeral(st.EphemeralContainerStatuses, in.Status.EphemeralContainerStatuses)
 	}
 	if final {
 		st = finalStatus(pod, st)
