@@ -167,8 +167,14 @@ func (m *Manager) SetUp(ctx context.Context, pod *v1.Pod) SetUpResult {
 	}
 	now := m.now()
 	unprocessed := map[string]string{}
+	used := usedVolumeSet(pod)
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
+		if !used[vol.Name] {
+			// Like the kubelet, a volume no container mounts is not set up: a missing object
+			// behind it does not keep the pod from starting.
+			continue
+		}
 		_, had := m.store.volume(pod.UID, vol.Name)
 		before, failed := m.store.retry(pod.UID, vol.Name)
 		if failed && now.Before(before.Due) {
@@ -236,6 +242,20 @@ func (m *Manager) unprocessedError(pod *v1.Pod, errs map[string]string) *Unproce
 
 // usedVolumes is the names of the pod's volumes that a container mounts, sorted.
 func usedVolumes(pod *v1.Pod) []string {
+	used := usedVolumeSet(pod)
+	var out []string
+	for i := range pod.Spec.Volumes {
+		if used[pod.Spec.Volumes[i].Name] {
+			out = append(out, pod.Spec.Volumes[i].Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// usedVolumeSet is the names of the volumes that the pod's containers (init, regular and
+// ephemeral) mount.
+func usedVolumeSet(pod *v1.Pod) map[string]bool {
 	used := map[string]bool{}
 	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
@@ -249,14 +269,7 @@ func usedVolumes(pod *v1.Pod) []string {
 			used[vm.Name] = true
 		}
 	}
-	var out []string
-	for i := range pod.Spec.Volumes {
-		if used[pod.Spec.Volumes[i].Name] {
-			out = append(out, pod.Spec.Volumes[i].Name)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return used
 }
 
 func (m *Manager) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) (*mountedVolume, error) {

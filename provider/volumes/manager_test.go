@@ -17,10 +17,37 @@ import (
 	"k8s.io/mount-utils"
 )
 
+// testPod is a pod whose container mounts each of vols.
 func testPod(vols ...v1.Volume) *v1.Pod {
+	c := v1.Container{Name: "c"}
+	for _, v := range vols {
+		c.VolumeMounts = append(c.VolumeMounts, v1.VolumeMount{Name: v.Name, MountPath: "/" + v.Name})
+	}
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: types.UID("uid-1")},
-		Spec:       v1.PodSpec{Volumes: vols, ServiceAccountName: "sa", Containers: []v1.Container{{Name: "c"}}},
+		Spec:       v1.PodSpec{Volumes: vols, ServiceAccountName: "sa", Containers: []v1.Container{c}},
+	}
+}
+
+// Like the kubelet, a volume no container mounts is left alone: its missing ConfigMap does not
+// keep the pod waiting.
+func TestSetUpSkipsUnusedVolumes(t *testing.T) {
+	client, _ := tokenClient()
+	m := New(t.TempDir(), WithClient(client), WithMounter(mount.NewFakeMounter(nil)))
+	pod := testPod(v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}})
+	pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: "unused", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+		LocalObjectReference: v1.LocalObjectReference{Name: "absent"}}}})
+	if res := m.SetUp(context.Background(), pod); len(res.errs()) != 0 || res.Waiting {
+		t.Fatalf("result %+v", res)
+	}
+	if _, ok := m.store.volume(pod.UID, "unused"); ok {
+		t.Error("the unused volume was set up")
+	}
+	// Mounted by an ephemeral container added later, it is set up (and waits for its object).
+	pod.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{
+		Name: "debug", VolumeMounts: []v1.VolumeMount{{Name: "unused", MountPath: "/u"}}}}}
+	if res := m.SetUp(context.Background(), pod); len(res.Failed) != 1 || !res.Waiting {
+		t.Fatalf("result once an ephemeral container mounts it: %+v", res)
 	}
 }
 

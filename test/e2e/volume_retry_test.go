@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -79,5 +81,24 @@ func TestVolumeMissingSecretRetriesOnTheKubeletsSchedule(t *testing.T) {
 	waitLog(t, ns, "retry", "c", "arrived", 30*time.Second)
 	if n := failedMountCount(ctxFor(t, 10*time.Second), ns, "retry", msg); n != 5 {
 		t.Errorf("%d FailedMount attempts in all, want 5 (none after the Secret appeared)", n)
+	}
+}
+
+// TestVolumeUnusedVolumeIsNotSetUp: like the kubelet, a volume no container mounts is not set up,
+// so the ConfigMap it names missing does not keep the pod from running.
+func TestVolumeUnusedVolumeIsNotSetUp(t *testing.T) {
+	ns := newNamespace(t)
+	pod := neverRestart(basePod("unused", busyboxWith("c", "echo started")))
+	pod.Spec.Volumes = []v1.Volume{{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "absent"}}}}}
+	created := createPod(t, ns, pod)
+	waitPod(t, ns, "unused", time.Minute, "Succeeded", isPhase(v1.PodSucceeded))
+	if log := podLog(t, ns, "unused", "c"); log != "started\n" {
+		t.Errorf("log %q", log)
+	}
+	if n := failedMountCount(ctxFor(t, 10*time.Second), ns, "unused", `MountVolume.SetUp failed for volume "cfg" : configmap "absent" not found`); n != 0 {
+		t.Errorf("%d FailedMount events for a volume no container mounts", n)
+	}
+	if _, err := os.Stat(filepath.Join(hostPodDir(t, created.UID), "volumes", "kubernetes.io~configmap", "cfg")); !os.IsNotExist(err) {
+		t.Errorf("the unused volume's directory: %v, want none", err)
 	}
 }
