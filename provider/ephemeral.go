@@ -134,6 +134,12 @@ func ephemeralStatuses(in statusInput) []v1.ContainerStatus {
 	for i := range out {
 		out[i].Ready = false
 		out[i].Started = nil
+		// The API refuses to take an ephemeral container out of the terminated state (and
+		// would then refuse every later status of the pod): one that ended stays as it ended,
+		// as the kubelet keeps a terminated status whose container is gone.
+		if old, ok := findStatus(in.Pod.Status.EphemeralContainerStatuses, out[i].Name); ok && old.State.Terminated != nil && out[i].State.Terminated == nil {
+			out[i] = old
+		}
 	}
 	return out
 }

@@ -378,3 +378,21 @@ func TestAdoptEphemeralSpec(t *testing.T) {
 		}
 	}
 }
+
+// An ephemeral container reported terminated stays terminated even when the runtime no longer
+// holds it (the API refuses any other state for it, and then every later status of the pod).
+func TestEphemeralStatusStaysTerminated(t *testing.T) {
+	a, dbg := ctr("a"), ephemeral("debugger", "")
+	pod := testPod(withContainers(a), withEphemeral(dbg))
+	ended := v1.ContainerStatus{
+		Name: "debugger", Image: "debugger:1.0", ImageID: "sha256:debugger", ContainerID: "containerd://c-dbg",
+		State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 128, Reason: "StartError", ContainerID: "containerd://c-dbg"}},
+	}
+	pod.Status.EphemeralContainerStatuses = []v1.ContainerStatus{ended}
+	in := statusIn(pod, rtOf(sbs(sandbox("s1", 0, true)), running(a, "c-a", "s1")))
+	in.Reasons = map[string]waitingReason{"debugger": {Reason: "RunContainerError"}}
+	got := generatePodStatus(in).EphemeralContainerStatuses
+	if diff := cmp.Diff([]v1.ContainerStatus{ended}, got); diff != "" {
+		t.Errorf("ephemeralContainerStatuses (-want +got):\n%s", diff)
+	}
+}
