@@ -120,6 +120,51 @@ func adoptEphemeralSpec(rec *podRecord, api *v1.Pod) bool {
 	return true
 }
 
+// withEphemeralFailures is the previous start failures (prev) with those of the ephemeral
+// containers this sync tried to start (attempted) replaced by what it found (cur). Unlike a
+// regular container's, an ephemeral container's failure shows in the status of the sync that
+// found it: one that failed after its creation is never tried again, and its status would show
+// the instance's end (a StartError termination), which the API lets no later status undo.
+func withEphemeralFailures(pod *v1.Pod, attempted []int, prev, cur map[string]waitingReason) map[string]waitingReason {
+	out := make(map[string]waitingReason, len(prev))
+	for name, r := range prev {
+		out[name] = r
+	}
+	for _, i := range attempted {
+		name := pod.Spec.EphemeralContainers[i].Name
+		if r, ok := cur[name]; ok {
+			out[name] = r
+		} else {
+			delete(out, name)
+		}
+	}
+	return out
+}
+
+// keptEphemeralReasons is this sync's start failures (cur) plus, from the previous ones (prev),
+// why each ephemeral container this sync did not try to start failed to start: the kubelet's
+// reason cache forgets a failure only when the container starts, so one whose start failed after
+// its creation shows RunContainerError over its StartError for as long as the pod runs.
+func keptEphemeralReasons(pod *v1.Pod, attempted []int, prev, cur map[string]waitingReason) map[string]waitingReason {
+	tried := map[string]bool{}
+	for _, i := range attempted {
+		tried[pod.Spec.EphemeralContainers[i].Name] = true
+	}
+	out := cur
+	for i := range pod.Spec.EphemeralContainers {
+		name := pod.Spec.EphemeralContainers[i].Name
+		r, ok := prev[name]
+		if _, set := out[name]; !ok || tried[name] || set {
+			continue
+		}
+		if out == nil {
+			out = map[string]waitingReason{}
+		}
+		out[name] = r
+	}
+	return out
+}
+
 // ephemeralStatuses are the statuses of the pod's ephemeral containers, sorted by name, built as
 // regular containers' are, except that nothing probes them: they are never ready and their
 // started field is not set.

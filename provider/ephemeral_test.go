@@ -396,3 +396,57 @@ func TestEphemeralStatusStaysTerminated(t *testing.T) {
 		t.Errorf("ephemeralContainerStatuses (-want +got):\n%s", diff)
 	}
 }
+
+// The kubelet's reason cache forgets a start failure only when the container starts: an
+// ephemeral container whose start failed after its creation is never tried again, so its
+// failure stays; and it shows in the status of the sync that found it.
+func TestEphemeralReasons(t *testing.T) {
+	pod := testPod(withEphemeral(ephemeral("broken", ""), ephemeral("retried", ""), ephemeral("started", "")))
+	runErr := waitingReason{Reason: "RunContainerError", Message: "exec: not found"}
+	pullErr := waitingReason{Reason: "ErrImagePull", Message: "no such image"}
+	crash := waitingReason{Reason: "CrashLoopBackOff"}
+	prev := map[string]waitingReason{"broken": runErr, "retried": pullErr, "started": pullErr, "app": crash}
+	// This sync tried retried (it failed again) and started (it started); app was found in
+	// back-off again.
+	cur := map[string]waitingReason{"retried": {Reason: "ImagePullBackOff"}, "app": crash}
+
+	now := withEphemeralFailures(pod, []int{1, 2}, prev, cur)
+	wantNow := map[string]waitingReason{"broken": runErr, "retried": {Reason: "ImagePullBackOff"}, "app": crash}
+	if diff := cmp.Diff(wantNow, now); diff != "" {
+		t.Errorf("withEphemeralFailures (-want +got):\n%s", diff)
+	}
+	if _, touched := prev["retried"]; !touched || prev["retried"] != pullErr {
+		t.Errorf("withEphemeralFailures modified its input: %v", prev)
+	}
+	next := keptEphemeralReasons(pod, []int{1, 2}, now, cur)
+	wantNext := map[string]waitingReason{"broken": runErr, "retried": {Reason: "ImagePullBackOff"}, "app": crash}
+	if diff := cmp.Diff(wantNext, next); diff != "" {
+		t.Errorf("keptEphemeralReasons (-want +got):\n%s", diff)
+	}
+	if got := keptEphemeralReasons(testPod(), nil, prev, nil); len(got) != 0 {
+		t.Errorf("a pod without ephemeral containers keeps nothing: %v", got)
+	}
+}
+
+// A container whose start failed after its creation and that exited (StartError) shows the
+// failure as its waiting reason over the StartError, as with the kubelet, unless the pod's
+// restart policy would never restart it.
+func TestGeneratePodStatusEphemeralStartError(t *testing.T) {
+	a, broken := ctr("a"), ephemeral("broken", "")
+	startErr := exited(asCtr(broken), "c-b", "s1", 128, reason("StartError", "exec: not found"))
+	reasons := map[string]waitingReason{"broken": {Reason: "RunContainerError", Message: "exec: not found"}}
+	for _, tc := range []struct {
+		policy  v1.RestartPolicy
+		waiting bool
+	}{{v1.RestartPolicyAlways, true}, {v1.RestartPolicyOnFailure, true}, {v1.RestartPolicyNever, false}} {
+		in := statusIn(testPod(withContainers(a), withRestart(tc.policy), withEphemeral(broken)), rtOf(sbs(sandbox("s1", 0, true)), running(a, "c-a", "s1"), startErr))
+		in.Reasons = reasons
+		st := generatePodStatus(in).EphemeralContainerStatuses[0]
+		switch {
+		case tc.waiting && (st.State.Waiting == nil || st.State.Waiting.Reason != "RunContainerError" || st.LastTerminationState.Terminated == nil || st.LastTerminationState.Terminated.Reason != "StartError"):
+			t.Errorf("%s: %+v, want waiting RunContainerError over terminated StartError", tc.policy, st)
+		case !tc.waiting && (st.State.Terminated == nil || st.State.Terminated.Reason != "StartError"):
+			t.Errorf("%s: %+v, want terminated StartError", tc.policy, st)
+		}
+	}
+}

@@ -136,11 +136,15 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			p.setStatus(rec, pod, st)
 		}
 		reasons, retry := p.execute(ctx, rec, pod, rt, actions)
+		// An ephemeral container's start failure shows at once: it is never tried again.
+		rec.mu.Lock()
+		rec.reasons = withEphemeralFailures(pod, actions.EphemeralToStart, rec.reasons, reasons)
+		rec.mu.Unlock()
 		// Like the kubelet's reason cache, why a container could not start shows from the next
 		// sync on: this sync's status is generated from what earlier syncs found.
 		defer func() {
 			rec.mu.Lock()
-			rec.reasons = reasons
+			rec.reasons = keptEphemeralReasons(pod, actions.EphemeralToStart, rec.reasons, reasons)
 			rec.mu.Unlock()
 		}()
 		next = minPositive(next, retry)
