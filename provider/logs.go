@@ -29,24 +29,38 @@ func (p *Provider) ContainerLogs(ctx context.Context, namespace, podName, contai
 	if err != nil {
 		return err
 	}
-	id, err := logContainerID(pod.Name, &pod.Status, containerName, opts.Previous)
+	statusID, err := logContainerID(pod.Name, &pod.Status, containerName, opts.Previous)
 	if err != nil {
 		return errdefs.AsInvalidInput(err)
 	}
-	sctx, cancel := context.WithTimeout(ctx, streamRequestTimeout)
-	resp, err := p.rt.Runtime.ContainerStatus(sctx, id, false)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("unable to retrieve container logs for %s: %w", id, err)
-	}
 	if stdout != nil {
 		// The kubelet writes nothing first, so that the response starts before the reader
-		// blocks waiting for the container's output.
+		// blocks waiting for the container's output. It does so before it looks the instance
+		// up: an instance already removed (a crash loop's older one, named by the status until
+		// the next update) is answered 200 with the error text as the body.
 		if _, err := stdout.Write(nil); err != nil {
 			return err
 		}
 	}
+	id := runtimeContainerID(statusID)
+	sctx, cancel := context.WithTimeout(ctx, streamRequestTimeout)
+	resp, err := p.rt.Runtime.ContainerStatus(sctx, id, false)
+	cancel()
+	if err != nil {
+		p.podLog(pod).WithError(err).WithField("container", containerName).Debug("log of an instance the runtime does not know")
+		return &logLookupError{statusID: statusID}
+	}
 	return logs.ReadLogs(ctx, resp.GetStatus().GetLogPath(), id, readerOptions(opts, time.Now()), p.rt.Runtime, stdout, stderr)
+}
+
+// logLookupError is the kubelet's answer for a log whose instance the runtime cannot find: its
+// message names the instance as the status does ("containerd://<id>") and nothing else.
+type logLookupError struct {
+	statusID string
+}
+
+func (e *logLookupError) Error() string {
+	return "unable to retrieve container logs for " + e.statusID
 }
 
 // readerOptions turns the API's log options into cri-client's reader options. sinceSeconds is
@@ -67,9 +81,10 @@ func readerOptions(opts *v1.PodLogOptions, now time.Time) *logs.LogOptions {
 	return lo
 }
 
-// logContainerID picks the runtime container whose log a request reads, from the container's
-// status: the last terminated instance for previous, else the current one, else the last
-// terminated one. Its errors are the kubelet's messages.
+// logContainerID picks the container instance whose log a request reads, from the container's
+// status, as the status names it ("<runtime>://<id>"): the last terminated instance for
+// previous, else the current one, else the last terminated one. Its errors are the kubelet's
+// messages.
 func logContainerID(podName string, status *v1.PodStatus, containerName string, previous bool) (string, error) {
 	cs := findContainerStatus(status, containerName)
 	if cs == nil {
@@ -112,7 +127,7 @@ func logContainerID(podName string, status *v1.PodStatus, containerName string, 
 	default:
 		return "", fmt.Errorf("container %q in pod %q is waiting to start - no logs yet", containerName, podName)
 	}
-	return runtimeContainerID(id), nil
+	return id, nil
 }
 
 func findContainerStatus(status *v1.PodStatus, name string) *v1.ContainerStatus {

@@ -46,15 +46,15 @@ func TestLogContainerID(t *testing.T) {
 		wantID   string
 		wantErr  string
 	}{
-		{"running", v1.ContainerStatus{Name: "c", ContainerID: "containerd://cur", State: running}, false, "cur", ""},
-		{"previous", v1.ContainerStatus{Name: "c", ContainerID: "containerd://cur", State: running, LastTerminationState: lastExited}, true, "old", ""},
+		{"running", v1.ContainerStatus{Name: "c", ContainerID: "containerd://cur", State: running}, false, "containerd://cur", ""},
+		{"previous", v1.ContainerStatus{Name: "c", ContainerID: "containerd://cur", State: running, LastTerminationState: lastExited}, true, "containerd://old", ""},
 		{"no previous", v1.ContainerStatus{Name: "c", ContainerID: "containerd://cur", State: running}, true, "",
 			`previous terminated container "c" in pod "p" not found`},
-		{"terminated", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ContainerID: "containerd://done"}}}, false, "done", ""},
-		{"terminated without an ID shows the last instance", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{}}, LastTerminationState: lastExited}, false, "old", ""},
+		{"terminated", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ContainerID: "containerd://done"}}}, false, "containerd://done", ""},
+		{"terminated without an ID shows the last instance", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{}}, LastTerminationState: lastExited}, false, "containerd://old", ""},
 		{"terminated without any ID", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{}}}, false, "",
 			`container "c" in pod "p" is terminated`},
-		{"crash loop shows the last instance", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}, LastTerminationState: lastExited}, false, "old", ""},
+		{"crash loop shows the last instance", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}, LastTerminationState: lastExited}, false, "containerd://old", ""},
 		{"image pull", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ErrImagePull"}}}, false, "",
 			`container "c" in pod "p" is waiting to start: image can't be pulled`},
 		{"image pull back-off", v1.ContainerStatus{Name: "c", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}, false, "",

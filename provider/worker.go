@@ -141,7 +141,8 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		rec.reasons = withEphemeralFailures(pod, actions.EphemeralToStart, rec.reasons, reasons)
 		rec.mu.Unlock()
 		// Like the kubelet's reason cache, why a container could not start shows from the next
-		// sync on: this sync's status is generated from what earlier syncs found.
+		// sync on: this sync's status is generated from what earlier syncs found (its status
+		// after acting stands for the sync a runtime change triggers: see statusReasons).
 		defer func() {
 			rec.mu.Lock()
 			rec.reasons = keptEphemeralReasons(pod, actions.EphemeralToStart, rec.reasons, reasons)
@@ -154,10 +155,14 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			next = minPositive(retry, backoffResync(actions.NextSync))
 		}
 		if actions.changesRuntime() {
+			before := rt
 			if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
 				log.WithError(err).Warn("cannot read pod state from the runtime")
 				return runtimeRetry, false
 			}
+			rec.mu.Lock()
+			rec.reasons = statusReasons(before, rt, rec.reasons, reasons)
+			rec.mu.Unlock()
 		}
 	}
 	status := p.computeStatus(rec, pod, rt, finished, false)

@@ -18,9 +18,11 @@ import (
 // fakeHost has one pod, "ns/p" with container "c", whose log is "hello\n"; the runtime refuses
 // every stream with refuse.
 type fakeHost struct {
-	refuse  error
-	logErr  error
-	gotOpts *v1.PodLogOptions
+	refuse error
+	logErr error
+	// logErrAfterStart fails the log after the zero-byte write that starts the response.
+	logErrAfterStart error
+	gotOpts          *v1.PodLogOptions
 }
 
 func (f *fakeHost) GetPod(_ context.Context, ns, name string) (*v1.Pod, error) {
@@ -37,6 +39,12 @@ func (f *fakeHost) ContainerLogs(_ context.Context, _, _, _ string, opts *v1.Pod
 	f.gotOpts = opts
 	if f.logErr != nil {
 		return f.logErr
+	}
+	if f.logErrAfterStart != nil {
+		if _, err := stdout.Write(nil); err != nil {
+			return err
+		}
+		return f.logErrAfterStart
 	}
 	_, err := io.WriteString(stdout, "hello\n")
 	return err
@@ -114,5 +122,24 @@ func TestLogErrorBeforeOutputIsABadRequest(t *testing.T) {
 	}
 	if !host.gotOpts.Previous {
 		t.Error("previous not passed on")
+	}
+}
+
+// The kubelet starts the response before it looks the instance up: an error after that (a
+// previous instance already removed) is the body of a 200 answer.
+func TestLogErrorAfterStartIsTheBody(t *testing.T) {
+	host := &fakeHost{logErrAfterStart: errors.New("unable to retrieve container logs for containerd://abc")}
+	mux := http.NewServeMux()
+	Register(mux, host)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/containerLogs/ns/p/c?previous=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(body) != host.logErrAfterStart.Error() {
+		t.Errorf("got %d %q, want 200 %q", resp.StatusCode, body, host.logErrAfterStart.Error())
 	}
 }

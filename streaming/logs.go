@@ -55,7 +55,10 @@ func (h *logsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !out.started:
 		writeError(w, http.StatusBadRequest, err.Error())
 	case r.Context().Err() == nil:
+		// The status is sent already; like the kubelet's error reply, the error's text then
+		// goes into the body (the client reads it as log output).
 		h.log.WithError(err).WithFields(logrus.Fields{"pod": ns + "/" + podName, "container": container}).Warn("reading container log")
+		_, _ = io.WriteString(out.w, err.Error())
 	}
 }
 
