@@ -136,16 +136,18 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			p.setStatus(rec, pod, st)
 		}
 		reasons, retry := p.execute(ctx, rec, pod, rt, actions)
-		// An ephemeral container's start failure shows at once: it is never tried again.
 		rec.mu.Lock()
-		rec.reasons = withEphemeralFailures(pod, actions.EphemeralToStart, rec.reasons, reasons)
-		rec.mu.Unlock()
+		previous := rec.reasons
+		// An ephemeral container's start failure shows at once: it is never tried again.
+		rec.reasons = withEphemeralFailures(pod, actions.EphemeralToStart, previous, reasons)
 		// Like the kubelet's reason cache, why a container could not start shows from the next
 		// sync on: this sync's status is generated from what earlier syncs found (its status
 		// after acting stands for the sync a runtime change triggers: see statusReasons).
+		lastReasons := keptEphemeralReasons(pod, actions.EphemeralToStart, previous, reasons)
+		rec.mu.Unlock()
 		defer func() {
 			rec.mu.Lock()
-			rec.reasons = keptEphemeralReasons(pod, actions.EphemeralToStart, rec.reasons, reasons)
+			rec.reasons = lastReasons
 			rec.mu.Unlock()
 		}()
 		next = minPositive(next, retry)
@@ -161,7 +163,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 				return runtimeRetry, false
 			}
 			rec.mu.Lock()
-			rec.reasons = statusReasons(before, rt, rec.reasons, reasons)
+			rec.reasons = statusReasons(before, rt, rec.reasons, lastReasons)
 			rec.mu.Unlock()
 		}
 	}
