@@ -57,6 +57,9 @@ func TestLifecycleOOMKilled(t *testing.T) {
 	t.Run("OnFailure", func(t *testing.T) {
 		t.Parallel()
 		ns := startOOMPod(t, "oom-onfailure", v1.RestartPolicyOnFailure)
+		// CrashLoopBackOff shows, as with the kubelet, only from a back-off's end to the restart:
+		// every version of the pod the API holds is looked at, not one every so often.
+		w := watchPod(t, ns, "oom-onfailure")
 		p := waitPod(t, ns, "oom-onfailure", 90*time.Second, "a restart after the OOM kill", func(p *v1.Pod) bool {
 			cs, ok := containerStatus(p, "hog")
 			return ok && cs.RestartCount >= 1 && isOOMKilled(cs.LastTerminationState)
@@ -65,7 +68,7 @@ func TestLifecycleOOMKilled(t *testing.T) {
 			t.Errorf("phase %s while the container is restarted, want Running", p.Status.Phase)
 		}
 		// Killed again and again: CrashLoopBackOff, never a terminal phase.
-		p = waitPod(t, ns, "oom-onfailure", 60*time.Second, "CrashLoopBackOff", func(p *v1.Pod) bool {
+		p = w.waitFor(t, 90*time.Second, "CrashLoopBackOff", func(p *v1.Pod) bool {
 			cs, ok := containerStatus(p, "hog")
 			return ok && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" && isOOMKilled(cs.LastTerminationState)
 		})

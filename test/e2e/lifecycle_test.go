@@ -267,9 +267,12 @@ func TestLifecycleInitFailureRetriedWithBackoff(t *testing.T) {
 	pod := basePod("init-retry", busybox("main", trapAndSleep))
 	pod.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 	pod.Spec.InitContainers = []v1.Container{busybox("setup", "exit 1")}
+	w := watchPod(t, ns, "init-retry")
 	createPod(t, ns, pod)
-	// kubectl's Init:CrashLoopBackOff: the init container waits in CrashLoopBackOff.
-	p := waitPod(t, ns, "init-retry", 90*time.Second, "init container in CrashLoopBackOff", func(p *v1.Pod) bool {
+	// kubectl's Init:CrashLoopBackOff: the init container waits in CrashLoopBackOff. As with the
+	// kubelet, that shows only from a back-off's end to the restart: every version of the pod the
+	// API holds is looked at, not one every so often.
+	p := w.waitFor(t, 90*time.Second, "init container in CrashLoopBackOff", func(p *v1.Pod) bool {
 		c, ok := containerStatus(p, "setup")
 		return ok && c.State.Waiting != nil && c.State.Waiting.Reason == "CrashLoopBackOff"
 	})
