@@ -3,8 +3,8 @@ package metrics
 import (
 	"errors"
 	"flag"
-	"os"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
