@@ -1,6 +1,8 @@
 package cri
 
 import (
+	"errors"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -22,4 +24,18 @@ func IgnoreNotFound(err error) error {
 		return nil
 	}
 	return err
+}
+
+// Message is the runtime's own message of a failed call, without gRPC's "rpc error: code = ...
+// desc = " framing: what the kubelet shows in events and waiting states. An error that carries
+// no gRPC status is shown whole.
+func Message(err error) string {
+	if err == nil {
+		return ""
+	}
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		return se.GRPCStatus().Message()
+	}
+	return err.Error()
 }

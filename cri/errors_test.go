@@ -62,3 +62,22 @@ func TestIgnoreNotFound(t *testing.T) {
 		t.Errorf("IgnoreNotFound(plain) = %v, want the same error back", err)
 	}
 }
+
+func TestMessage(t *testing.T) {
+	runc := `failed to create containerd task: failed to create shim task: OCI runtime create failed: exec: "nope": executable file not found in $PATH: unknown`
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil", nil, ""},
+		{"grpc status: its description only", status.Error(codes.Unknown, runc), runc},
+		{"wrapped grpc status: the runtime's description", fmt.Errorf("StartContainer: %w", status.Error(codes.Unknown, runc)), runc},
+		{"no grpc status: the whole text", errors.New("creating log dir: permission denied"), "creating log dir: permission denied"},
+	}
+	for _, tc := range cases {
+		if got := Message(tc.err); got != tc.want {
+			t.Errorf("%s: Message = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -300,7 +300,7 @@ func TestGeneratePodStatusEphemeral(t *testing.T) {
 			in := statusIn(tc.pod, tc.rt)
 			in.Reasons = tc.reasons
 			got := generatePodStatus(in)
-			if diff := cmp.Diff(tc.want, got.EphemeralContainerStatuses); diff != "" {
+			if diff := cmp.Diff(tc.want, got.EphemeralContainerStatuses, ignoreStatusResources); diff != "" {
 				t.Errorf("ephemeralContainerStatuses (-want +got):\n%s", diff)
 			}
 			// The pod's own status is what it would be without the ephemeral containers.

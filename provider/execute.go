@@ -182,16 +182,18 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	rctx := context.WithoutCancel(ctx)
 	id, err := p.rt.Runtime.CreateContainer(rctx, sandboxID, cfg, sbCfg)
 	if err != nil {
-		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
-		return waitingReason{Reason: reasonCreateContainer, Message: err.Error()}, fmt.Errorf("CreateContainer: %w", err)
+		why := runtimeCallFailure(reasonCreateContainer, err)
+		p.failedEvent(ctx, pod, c.Name, isInit, "%s", failedEventMessage(why))
+		return why, fmt.Errorf("CreateContainer: %w", err)
 	}
 	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventCreated, "Container created")
 	if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
 		p.restarts.Restarted(backoffKey(pod, c.Name), prev.FinishedAt)
 	}
 	if err := p.rt.Runtime.StartContainer(rctx, id); err != nil {
-		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
-		return waitingReason{Reason: reasonRunContainer, Message: err.Error()}, fmt.Errorf("StartContainer: %w", err)
+		why := runtimeCallFailure(reasonRunContainer, err)
+		p.failedEvent(ctx, pod, c.Name, isInit, "%s", failedEventMessage(why))
+		return why, fmt.Errorf("StartContainer: %w", err)
 	}
 	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventStarted, "Container started")
 	p.podLog(pod).WithFields(map[string]any{"container": c.Name, "id": id, "restartCount": restartCount}).Info("container started")
@@ -200,6 +202,19 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		return r, err
 	}
 	return waitingReason{}, nil
+}
+
+// runtimeCallFailure is the waiting reason of a container whose CreateContainer or
+// StartContainer call failed: the runtime's message, without gRPC's framing, as the kubelet
+// shows it.
+func runtimeCallFailure(reason string, err error) waitingReason {
+	return waitingReason{Reason: reason, Message: cri.Message(err)}
+}
+
+// failedEventMessage is the message of the Failed event of a container that could not be
+// created or started.
+func failedEventMessage(why waitingReason) string {
+	return "Error: " + why.Message
 }
 
 // postStartTimeout bounds a postStart hook. The kubelet waits for one without limit (until the

@@ -3,6 +3,7 @@ package provider
 import (
 	"bufio"
 	"fmt"
+	"github.com/moby/sys/userns"
 	"os"
 	"runtime"
 	"strconv"
@@ -25,6 +26,8 @@ type hostFacts struct {
 	SystemUUID    string
 	BootID        string
 	Hostname      string
+	// InUserNamespace is true when vk-cri runs in a user namespace other than the host's.
+	InUserNamespace bool
 }
 
 func readTrimmed(path string) string {
@@ -95,6 +98,7 @@ func readHostFacts(rootDir string) (hostFacts, error) {
 	h.SystemUUID = readTrimmed("/sys/class/dmi/id/product_uuid")
 	h.BootID = readTrimmed("/proc/sys/kernel/random/boot_id")
 	h.Hostname, _ = os.Hostname()
+	h.InUserNamespace = userns.RunningInUserNS()
 	return h, nil
 }
 

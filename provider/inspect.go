@@ -175,6 +175,7 @@ func (in *inspector) containerStatus(ctx context.Context, c *runtimeapi.Containe
 		if st.ImageRef != "" {
 			cs.ImageRef = st.ImageRef
 		}
+		cs.Resources = st.GetResources().GetLinux()
 	}
 	// Only cache answers that agree with the list, so a state change between the two calls
 	// is looked at again next time.

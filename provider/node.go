@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 )
 
 // NodeOptions describe the node vk-cri registers.
@@ -119,6 +120,7 @@ func (np *NodeProvider) describe(node *v1.Node) {
 		KubeletVersion:          np.opts.Version,
 		OperatingSystem:         runtime.GOOS,
 		Architecture:            runtime.GOARCH,
+		RunningInUserNamespace:  ptr.To(np.host.InUserNamespace),
 	}
 	node.Status.DeclaredFeatures = append([]string(nil), np.opts.DeclaredFeatures...)
 	node.Status.Phase = ""

@@ -311,3 +311,16 @@ func TestDescribeNodeMetadata(t *testing.T) {
 		})
 	}
 }
+
+// The kubelet v1.37 reports whether it runs in a user namespace; so does vk-cri, from the host.
+func TestDescribeNodeRunningInUserNamespace(t *testing.T) {
+	for _, inUserNS := range []bool{false, true} {
+		np := &NodeProvider{p: &Provider{rt: &cri.Client{}}, host: hostFacts{InUserNamespace: inUserNS}}
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+		np.describe(node)
+		got := node.Status.NodeInfo.RunningInUserNamespace
+		if got == nil || *got != inUserNS {
+			t.Errorf("host in a user namespace %v: runningInUserNamespace = %v", inUserNS, got)
+		}
+	}
+}

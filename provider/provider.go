@@ -83,6 +83,7 @@ type Provider struct {
 	// lastRelist is when the runtime was last listed successfully (unix nanoseconds).
 	lastRelist  atomic.Int64
 	maskedPaths []string
+	podCgroups  podCgroupModel
 	sysctls     sysctlPolicy
 	pullSlots   chan struct{} // nil: pulls are not limited
 
@@ -141,6 +142,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 			nodeIPs:       cfg.NodeIPs,
 		},
 		maskedPaths: hostMaskedPaths(),
+		podCgroups:  hostPodCgroupModel(),
 		sysctls:     sysctls,
 		pullSlots:   pullSlots(cfg.SerializeImagePulls, cfg.MaxParallelImagePulls),
 	}

@@ -33,6 +33,8 @@ type containerState struct {
 	ImageRef     string // what the runtime resolved it to (digest)
 	Hash         string
 	RestartCount int
+	// Resources are the cgroup settings the runtime reports as applied (nil: none reported).
+	Resources *runtimeapi.LinuxContainerResources
 }
 
 // podRuntime is everything the runtime holds for one pod UID: the input of computePodActions

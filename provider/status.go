@@ -35,6 +35,10 @@ type statusInput struct {
 	Now     time.Time
 	// Probes, when set, decides the containers' started and ready fields (else: running).
 	Probes probeStatus
+	// PodCgroups describes the pod cgroups the kubelet would read a running pod's resources from.
+	PodCgroups podCgroupModel
+	// RuntimeSupportsRRO is true when the runtime can make mounts recursively read-only.
+	RuntimeSupportsRRO bool
 }
 
 // probeStatus sets the started and ready fields of a pod's new status from its probes; the
@@ -72,15 +76,27 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 	for i := range containers {
 		c := &containers[i]
 		st := v1.ContainerStatus{
-			Name:    c.Name,
-			Image:   c.Image,
-			State:   v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
-			Started: new(bool),
+			Name:         c.Name,
+			Image:        c.Image,
+			State:        v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
+			Started:      new(bool),
+			VolumeMounts: volumeMountStatuses(c, in.RuntimeSupportsRRO),
 		}
+		prevStatus, hasPrev := previousContainerStatus(in.Pod, c.Name)
 		insts := in.Runtime.instances(c.Name)
+		if len(insts) == 0 && hasPrev && prevStatus.State.Terminated != nil {
+			// The kubelet keeps the status of a terminated container the runtime no longer has.
+			st.Resources, st.AllocatedResources = prevStatus.Resources, prevStatus.AllocatedResources
+		}
 		if len(insts) > 0 {
 			cur := insts[0]
 			st.ContainerID = in.RuntimeName + "://" + cur.ID
+			var prev *v1.ContainerStatus
+			if hasPrev {
+				prev = &prevStatus
+			}
+			st.Resources = containerStatusResources(c, cur, st.ContainerID, prev)
+			st.AllocatedResources = allocatedContainerResources(c)
 			st.ImageID = cur.ImageRef
 			st.RestartCount = int32(cur.RestartCount)
 			st.State = toContainerState(cur, st.ContainerID)
@@ -114,6 +130,17 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	}
 	return out
+}
+
+// previousContainerStatus is the previous status of the pod's container (init, regular or
+// ephemeral: names are unique across the three).
+func previousContainerStatus(pod *v1.Pod, name string) (v1.ContainerStatus, bool) {
+	for _, list := range [][]v1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses, pod.Status.EphemeralContainerStatuses} {
+		if s, ok := findStatus(list, name); ok {
+			return s, true
+		}
+	}
+	return v1.ContainerStatus{}, false
 }
 
 // oldStatuses are the container statuses of the pod's previous status.
@@ -184,6 +211,7 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 	if in.Probes != nil {
 		in.Probes.UpdatePodStatus(pod, &s)
 	}
+	s.Resources, s.AllocatedResources = podStatusResources(pod, old, in.PodCgroups, podCgroupExists(in))
 
 	initialized := initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, v1.PodPending)
 	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, in.Terminal, initialized.Status == v1.ConditionTrue)
@@ -312,6 +340,26 @@ func hasInitialized(pod *v1.Pod, st v1.PodStatus) bool {
 		return s.State.Running != nil && s.Started != nil && *s.Started
 	}
 	return s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
+}
+
+// podCgroupExists reports whether the kubelet would still have the pod's cgroup: until nothing
+// of the pod runs any more once it is torn down.
+func podCgroupExists(in statusInput) bool {
+	if !in.Terminal {
+		return true
+	}
+	if sb := in.Runtime.newestSandbox(); sb != nil && sb.Ready {
+		return true
+	}
+	if in.Runtime == nil {
+		return false
+	}
+	for _, c := range in.Runtime.Containers {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return true
+		}
+	}
+	return false
 }
 
 func podIPs(in statusInput, old v1.PodStatus) []v1.PodIP {

@@ -233,6 +233,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 		Failure:     failure,
 		Now:         time.Now(),
 		Probes:      p.probes,
+		PodCgroups:  p.podCgroups,
 	})
 	if evicted != nil {
 		applyEviction(&st, evicted)

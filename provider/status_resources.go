@@ -1,0 +1,343 @@
+package provider
+
+import (
+	"math"
+	"os"
+
+	"github.com/opencontainers/cgroups"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// The kubelet keeps a limit it set at or below these floors as the spec says it, because the
+// runtime cannot express it exactly (a CFS quota of at least 1 ms, cpu.shares of at least 2).
+const (
+	minMilliCPULimit  = minCFSQuota * 1000 / cfsPeriod
+	minMilliCPUShares = minShares
+)
+
+// containerStatusResources is a container status's resources field, as the kubelet reports it
+// for a container the runtime knows: the spec's requests and limits for a container that is not
+// running; for a running one, the cpu and memory values the runtime reports as applied (CRI
+// ContainerStatus.Resources), each falling back to the previous status's value for the same
+// running instance when the runtime reports none. Memory requests are never reported by the
+// runtime and stay the spec's.
+func containerStatusResources(spec *v1.Container, cur *containerState, currentID string, old *v1.ContainerStatus) *v1.ResourceRequirements {
+	res := spec.Resources.DeepCopy()
+	if cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return res
+	}
+	var oldRes v1.ResourceRequirements
+	sameRunning := old != nil && old.State.Running != nil && old.ContainerID == currentID
+	if sameRunning && old.Resources != nil {
+		oldRes = *old.Resources
+	}
+	keepOld := func(name v1.ResourceName, from, to v1.ResourceList) {
+		if q, ok := from[name]; ok && sameRunning {
+			to[name] = q.DeepCopy()
+		}
+	}
+	applied := appliedContainerResources(cur.Resources, spec)
+	if res.Limits != nil {
+		if applied.cpuLimit != nil {
+			if applied.cpuLimit.MilliValue() > minMilliCPULimit || res.Limits.Cpu().MilliValue() > minMilliCPULimit {
+				res.Limits[v1.ResourceCPU] = *applied.cpuLimit
+			}
+		} else {
+			keepOld(v1.ResourceCPU, oldRes.Limits, res.Limits)
+		}
+		if applied.memoryLimit != nil {
+			res.Limits[v1.ResourceMemory] = *applied.memoryLimit
+		} else {
+			keepOld(v1.ResourceMemory, oldRes.Limits, res.Limits)
+		}
+	}
+	if res.Requests != nil {
+		if applied.cpuRequest != nil {
+			if applied.cpuRequest.MilliValue() > minMilliCPUShares || res.Requests.Cpu().MilliValue() > minMilliCPUShares {
+				res.Requests[v1.ResourceCPU] = *applied.cpuRequest
+			}
+		} else {
+			keepOld(v1.ResourceCPU, oldRes.Requests, res.Requests)
+		}
+		if applied.memoryRequest != nil {
+			res.Requests[v1.ResourceMemory] = *applied.memoryRequest
+		} else {
+			keepOld(v1.ResourceMemory, oldRes.Requests, res.Requests)
+		}
+	}
+	return res
+}
+
+// appliedResources are a running container's cgroup settings read back as quantities.
+type appliedResources struct {
+	cpuRequest, cpuLimit, memoryLimit, memoryRequest *resource.Quantity
+}
+
+// appliedContainerResources reads the runtime's report of a container's cgroup settings as the
+// kubelet does: shares as a cpu request, quota over period as a cpu limit, a positive memory
+// limit. The kubelet completes the report from what it applied itself: everything when the
+// runtime reports nothing, else the memory request (which no cgroup setting holds); vk-cri never
+// resizes a container, so what it applied is the spec.
+func appliedContainerResources(r *runtimeapi.LinuxContainerResources, spec *v1.Container) appliedResources {
+	var a appliedResources
+	if r != nil {
+		if r.CpuPeriod > 0 {
+			if m := quotaToMilliCPU(r.CpuQuota, r.CpuPeriod); m > 0 {
+				a.cpuLimit = resource.NewMilliQuantity(m, resource.DecimalSI)
+			}
+		}
+		if r.CpuShares > 0 {
+			if m := sharesToMilliCPU(r.CpuShares); m > 0 {
+				a.cpuRequest = resource.NewMilliQuantity(m, resource.DecimalSI)
+			}
+		}
+		if r.MemoryLimitInBytes > 0 {
+			a.memoryLimit = resource.NewQuantity(r.MemoryLimitInBytes, resource.BinarySI)
+		}
+	}
+	if a.cpuRequest == nil && a.cpuLimit == nil && a.memoryLimit == nil {
+		return appliedResources{
+			cpuRequest:    spec.Resources.Requests.Cpu(),
+			cpuLimit:      spec.Resources.Limits.Cpu(),
+			memoryRequest: spec.Resources.Requests.Memory(),
+			memoryLimit:   spec.Resources.Limits.Memory(),
+		}
+	}
+	if q := spec.Resources.Requests[v1.ResourceMemory]; !q.IsZero() {
+		a.memoryRequest = &q
+	}
+	return a
+}
+
+// sharesToMilliCPU inverts milliCPUToShares, rounding up.
+func sharesToMilliCPU(shares int64) int64 {
+	if shares < minShares {
+		return 0
+	}
+	return int64(math.Ceil(float64(shares*1000) / float64(sharesPerCPU)))
+}
+
+// quotaToMilliCPU inverts milliCPUToQuota; -1 (no quota) is 0.
+func quotaToMilliCPU(quota, period int64) int64 {
+	if quota == -1 || period <= 0 {
+		return 0
+	}
+	return quota * 1000 / period
+}
+
+// allocatedContainerResources is a container status's allocatedResources: the spec's requests.
+func allocatedContainerResources(spec *v1.Container) v1.ResourceList {
+	if len(spec.Resources.Requests) == 0 {
+		return nil
+	}
+	return spec.Resources.Requests.DeepCopy()
+}
+
+// volumeMountStatuses lists a container's mounts as its status reports them: every volume
+// mount of the spec (the service-account token's included), and for read-only ones whether the
+// mount is recursively read-only. The kubelet keeps the list of the first status it reported;
+// the spec's mounts cannot change, so it is the spec's list every time.
+func volumeMountStatuses(spec *v1.Container, runtimeSupportsRRO bool) []v1.VolumeMountStatus {
+	if len(spec.VolumeMounts) == 0 {
+		return nil
+	}
+	out := make([]v1.VolumeMountStatus, 0, len(spec.VolumeMounts))
+	for _, m := range spec.VolumeMounts {
+		st := v1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
+		if m.ReadOnly {
+			mode := v1.RecursiveReadOnlyDisabled
+			if recursiveReadOnly(m, runtimeSupportsRRO) {
+				mode = v1.RecursiveReadOnlyEnabled
+			}
+			st.RecursiveReadOnly = &mode
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// recursiveReadOnly reports whether a mount is made recursively read-only: asked for
+// (Enabled, or IfPossible), on a read-only mount without propagation, and the runtime can.
+// A mount that asks for it where it cannot be had reports Disabled, as with the kubelet.
+func recursiveReadOnly(m v1.VolumeMount, runtimeSupportsRRO bool) bool {
+	if m.RecursiveReadOnly == nil || !m.ReadOnly || !runtimeSupportsRRO {
+		return false
+	}
+	if m.MountPropagation != nil && *m.MountPropagation != v1.MountPropagationNone {
+		return false
+	}
+	switch *m.RecursiveReadOnly {
+	case v1.RecursiveReadOnlyIfPossible, v1.RecursiveReadOnlyEnabled:
+		return true
+	}
+	return false
+}
+
+// podCgroupModel describes the pod cgroups the kubelet would have made on this host, whose
+// settings it reads back into a running pod's status.resources.
+type podCgroupModel struct {
+	// V2 is true on a cgroup v2 (unified) host, where an unlimited memory cgroup reads "max"
+	// (no value); on cgroup v1 it reads as the kernel's largest page-aligned limit.
+	V2 bool
+	// PageSize is what the kernel rounds a memory limit down to (cgroup v1).
+	PageSize int64
+}
+
+// hostPodCgroupModel describes this host's cgroups.
+func hostPodCgroupModel() podCgroupModel {
+	return podCgroupModel{V2: cgroups.IsCgroup2UnifiedMode(), PageSize: int64(os.Getpagesize())}
+}
+
+// cgroupV1Unlimited is memory.limit_in_bytes of a cgroup v1 without a limit (4 KiB pages).
+const cgroupV1Unlimited = math.MaxInt64 &^ (4096 - 1)
+
+// podResourceOptions are the kubelet v1.37's aggregation options: pod-level resources count;
+// DRA node-allocatable claims (alpha) do not.
+var podResourceOptions = resourcehelper.PodResourcesOptions{}
+
+// podStatusResources is the pod status's resources and allocatedResources, as the kubelet
+// v1.37 reports them (InPlacePodLevelResourcesVerticalScaling): allocatedResources is the pod's
+// aggregate requests. resources is the aggregate requests and limits while the pod was not
+// running at the previous status; once it was, it is what the kubelet reads back from the pod
+// cgroup it configured (cgroupPresent: until the pod's teardown removed it), a value falling
+// back to the previous status's when the cgroup does not hold it.
+func podStatusResources(pod *v1.Pod, old v1.PodStatus, model podCgroupModel, cgroupPresent bool) (*v1.ResourceRequirements, v1.ResourceList) {
+	requests := resourcehelper.PodRequests(pod, podResourceOptions)
+	allocated := nonEmpty(requests)
+	res := pod.Spec.Resources.DeepCopy()
+	if res == nil {
+		res = &v1.ResourceRequirements{}
+	}
+	if old.Phase != v1.PodRunning {
+		res.Requests = nonEmpty(requests.DeepCopy())
+		res.Limits = nonEmpty(resourcehelper.PodLimits(pod, podResourceOptions))
+		return res, allocated
+	}
+	if res.Requests == nil {
+		res.Requests = v1.ResourceList{}
+	}
+	if res.Limits == nil {
+		res.Limits = v1.ResourceList{}
+	}
+	var oldRes v1.ResourceRequirements
+	if old.Resources != nil {
+		oldRes = *old.Resources
+	}
+	keepOld := func(name v1.ResourceName, from, to v1.ResourceList) {
+		if q, ok := from[name]; ok {
+			to[name] = q.DeepCopy()
+		}
+	}
+	cg := kubeletPodCgroup(pod, model)
+	if !cgroupPresent {
+		cg = podCgroupReadback{}
+	}
+	if cg.shares != nil {
+		allocatedCPU := res.Requests.Cpu().MilliValue()
+		read := resource.NewMilliQuantity(sharesToMilliCPU(*cg.shares), resource.DecimalSI)
+		if read.MilliValue() > minMilliCPUShares || allocatedCPU > minMilliCPUShares {
+			// cgroup v2 stores shares as a coarser weight: a read-back that is the allocated
+			// value gone through it keeps the allocated value.
+			if sharesThroughWeight(milliCPUToShares(allocatedCPU)) != *cg.shares {
+				res.Requests[v1.ResourceCPU] = *read
+			}
+		}
+	} else {
+		keepOld(v1.ResourceCPU, oldRes.Requests, res.Requests)
+	}
+	if _, ok := res.Requests[v1.ResourceMemory]; !ok {
+		if q, ok := requests[v1.ResourceMemory]; ok {
+			res.Requests[v1.ResourceMemory] = q
+		}
+	}
+	if cg.cpuLimit != nil {
+		if cg.cpuLimit.MilliValue() > minMilliCPULimit || res.Limits.Cpu().MilliValue() > minMilliCPULimit {
+			res.Limits[v1.ResourceCPU] = *cg.cpuLimit
+		}
+	} else {
+		keepOld(v1.ResourceCPU, oldRes.Limits, res.Limits)
+	}
+	if cg.memoryLimit != nil {
+		res.Limits[v1.ResourceMemory] = *cg.memoryLimit
+	} else {
+		keepOld(v1.ResourceMemory, oldRes.Limits, res.Limits)
+	}
+	res.Requests, res.Limits = nonEmpty(res.Requests), nonEmpty(res.Limits)
+	return res, allocated
+}
+
+// podCgroupReadback is what reading a pod cgroup's cpu and memory settings gives.
+type podCgroupReadback struct {
+	shares                *int64
+	cpuLimit, memoryLimit *resource.Quantity
+}
+
+// kubeletPodCgroup is what the kubelet reads back from the pod cgroup it configures for a pod:
+// cpu.shares from the aggregate cpu request (the minimum for BestEffort pods); a CFS quota from
+// the aggregate cpu limit, and a memory limit from the aggregate memory limit, for Guaranteed
+// pods and for Burstable pods whose every container (or the pod itself) declares that limit.
+// Without a memory limit, cgroup v1 reads its largest value and cgroup v2 none.
+func kubeletPodCgroup(pod *v1.Pod, model podCgroupModel) podCgroupReadback {
+	requests := resourcehelper.PodRequests(pod, podResourceOptions)
+	limits := resourcehelper.PodLimits(pod, podResourceOptions)
+	cpuDeclared, memDeclared := true, true
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Resources.Limits.Cpu().IsZero() {
+				cpuDeclared = false
+			}
+			if list[i].Resources.Limits.Memory().IsZero() {
+				memDeclared = false
+			}
+		}
+	}
+	if resourcehelper.IsPodLevelResourcesSet(pod) {
+		cpuDeclared = cpuDeclared || !pod.Spec.Resources.Limits.Cpu().IsZero()
+		memDeclared = memDeclared || !pod.Spec.Resources.Limits.Memory().IsZero()
+	}
+	shares := int64(minShares)
+	qos := podQOS(pod)
+	if qos != v1.PodQOSBestEffort {
+		shares = milliCPUToShares(requests.Cpu().MilliValue())
+	}
+	if model.V2 {
+		shares = sharesThroughWeight(shares)
+	}
+	r := podCgroupReadback{shares: &shares}
+	limitCPU := qos == v1.PodQOSGuaranteed || (qos == v1.PodQOSBurstable && cpuDeclared)
+	if quota := milliCPUToQuota(limits.Cpu().MilliValue()); limitCPU && quota > 0 {
+		r.cpuLimit = resource.NewMilliQuantity(quotaToMilliCPU(quota, cfsPeriod), resource.DecimalSI)
+	}
+	limitMemory := qos == v1.PodQOSGuaranteed || (qos == v1.PodQOSBurstable && memDeclared)
+	switch mem := limits.Memory().Value(); {
+	case limitMemory && mem > 0:
+		page := model.PageSize
+		if page <= 0 {
+			page = 4096
+		}
+		r.memoryLimit = resource.NewQuantity(mem/page*page, resource.BinarySI)
+	case !model.V2:
+		r.memoryLimit = resource.NewQuantity(cgroupV1Unlimited, resource.BinarySI)
+	}
+	return r
+}
+
+// sharesThroughWeight is cpu.shares written to cgroup v2's cpu.weight and read back, as the
+// container runtimes and the kubelet convert them.
+func sharesThroughWeight(shares int64) int64 {
+	weight := int64(10000)
+	if shares < maxShares {
+		weight = 1 + ((shares-2)*9999)/(maxShares-2)
+	}
+	return ((weight-1)*(maxShares-2))/9999 + 2
+}
+
+func nonEmpty(l v1.ResourceList) v1.ResourceList {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
