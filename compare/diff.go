@@ -201,6 +201,7 @@ func (d *differ) pod(name string, a, b *PodRecord, opts CompareOptions) {
 	d.events(base+"/events", a.Events, b.Events, opts.EventCounts)
 	d.logs(base+"/logs", a.Logs, b.Logs)
 	d.deletion(base+"/deletion", a.Deletion, b.Deletion)
+	d.shape(base+"/final", a.Final, b.Final)
 }
 
 func podSummary(p *PodRecord) string {

@@ -56,6 +56,8 @@ type PodRecord struct {
 	Logs map[string]*ContainerLogs `json:"logs,omitempty"`
 	// Deletion is set when a step deleted the pod.
 	Deletion *DeletionRecord `json:"deletion,omitempty"`
+	// Final is the shape of the pod's last status seen (its status when it was deleted).
+	Final *StatusShape `json:"final,omitempty"`
 }
 
 // TimelineEntry is one snapshot of the timeline with the time it was seen.

@@ -652,6 +652,9 @@ func (s *side) collect(parent context.Context, deadline time.Time) {
 		if rec.Timeline == nil {
 			rec.Timeline = []TimelineEntry{}
 		}
+		if tp.latest != nil {
+			rec.Final = ShapeOf(tp.latest)
+		}
 		if at, ok := s.deleteAt[p.Name]; ok {
 			d := &DeletionRecord{GracePeriodSeconds: s.grace[p.Name], Gone: tp.gone, Bucket: "not gone"}
 			if tp.gone {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/node/util/sysctl"
 )
 
@@ -130,13 +132,21 @@ func admitPodOS(pod *v1.Pod, nodeOS string) *admissionRejection {
 }
 
 // rejectedStatus is the status of a pod the node refused: Failed with the reason, as the
-// kubelet writes it; the conditions others set (PodScheduled) are kept.
-func rejectedStatus(pod *v1.Pod, r *admissionRejection) v1.PodStatus {
+// kubelet writes it; the conditions others set (PodScheduled) are kept. Like every status the
+// kubelet's status manager writes, it has a start time (the pod's, else now) and the observed
+// generation.
+func rejectedStatus(pod *v1.Pod, r *admissionRejection, now time.Time) v1.PodStatus {
 	st := v1.PodStatus{
-		Phase:    v1.PodFailed,
-		Reason:   r.Reason,
-		Message:  "Pod was rejected: " + r.Message,
-		QOSClass: podQOS(pod),
+		Phase:              v1.PodFailed,
+		Reason:             r.Reason,
+		Message:            "Pod was rejected: " + r.Message,
+		QOSClass:           podQOS(pod),
+		StartTime:          pod.Status.StartTime.DeepCopy(),
+		ObservedGeneration: pod.Generation,
+	}
+	if st.StartTime == nil || st.StartTime.IsZero() {
+		t := metav1.NewTime(now)
+		st.StartTime = &t
 	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.PodScheduled {
@@ -178,6 +188,6 @@ func (p *Provider) rejectIfInadmissible(rec *podRecord, pod *v1.Pod, rt *podRunt
 	rec.mu.Lock()
 	rec.finished, rec.rejected = true, true
 	rec.mu.Unlock()
-	p.setStatus(rec, pod, rejectedStatus(pod, r))
+	p.setStatus(rec, pod, rejectedStatus(pod, r, time.Now()))
 	return true
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,9 +72,17 @@ func TestRejectedStatus(t *testing.T) {
 		{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(testT0)},
 		{Type: v1.PodReady, Status: v1.ConditionFalse},
 	}
-	st := rejectedStatus(pod, &admissionRejection{Reason: "SysctlForbidden", Message: "forbidden sysctl: x"})
+	st := rejectedStatus(pod, &admissionRejection{Reason: "SysctlForbidden", Message: "forbidden sysctl: x"}, testT0)
 	if st.Phase != v1.PodFailed || st.Reason != "SysctlForbidden" || st.Message != "Pod was rejected: forbidden sysctl: x" || st.QOSClass != v1.PodQOSBestEffort {
 		t.Errorf("status %+v", st)
+	}
+	if st.StartTime == nil || !st.StartTime.Time.Equal(testT0) || st.ObservedGeneration != pod.Generation {
+		t.Errorf("startTime %v, observedGeneration %d: want now and the pod's generation %d", st.StartTime, st.ObservedGeneration, pod.Generation)
+	}
+	started := metav1.NewTime(testT0.Add(-time.Minute))
+	pod.Status.StartTime = &started
+	if st := rejectedStatus(pod, &admissionRejection{Reason: "r"}, testT0); !st.StartTime.Equal(&started) {
+		t.Errorf("startTime %v, want the pod's %v", st.StartTime, started)
 	}
 	if len(st.Conditions) != 1 || st.Conditions[0].Type != v1.PodScheduled {
 		t.Errorf("conditions %v, want PodScheduled only", st.Conditions)
