@@ -55,8 +55,10 @@ func ShapeOf(pod *v1.Pod) *StatusShape {
 		// teardown removes it, and keep earlier values only while its cached status still
 		// says Running: what the final resources hold is its timing (the same BestEffort pod
 		// ends with {} or with the cgroup's memory limit, a Burstable one with or without its
-		// cpu limit).
-		st.Resources = nil
+		// cpu limit). That it writes them is still compared.
+		if st.Resources != nil {
+			st.Resources = &v1.ResourceRequirements{}
+		}
 	case st.Resources != nil && podMemoryLimitVaries(pod):
 		delete(st.Resources.Limits, v1.ResourceMemory)
 	}

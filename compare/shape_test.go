@@ -155,6 +155,24 @@ func TestShapeOfValues(t *testing.T) {
 	}
 }
 
+// A finished pod's resources are compared for their presence only.
+func TestShapeOfFinishedPodResources(t *testing.T) {
+	done := loadPod(t, "testdata/shape/ref-done.json")
+	other := done.DeepCopy()
+	other.Status.Resources = &v1.ResourceRequirements{}
+	if ds := shapeDiffs(done, other); len(ds) > 0 {
+		t.Errorf("finished pods whose resources differ in value: %v", diffPaths(ds))
+	}
+	other.Status.Resources = nil
+	want := []string{
+		"pods/p/final.paths.resources: present | (absent)",
+		"pods/p/final.values.resources: {} | (absent)",
+	}
+	if diff := cmp.Diff(want, diffPaths(shapeDiffs(done, other))); diff != "" {
+		t.Errorf("diffs (-want +got):\n%s", diff)
+	}
+}
+
 func TestPodMemoryLimitVaries(t *testing.T) {
 	limited := v1.Container{Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Mi")}}}
 	cases := []struct {
