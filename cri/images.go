@@ -16,6 +16,7 @@ const (
 	ReasonImagePullBackOff  = "ImagePullBackOff"
 	ReasonErrImageNeverPull = "ErrImageNeverPull"
 	ReasonInvalidImageName  = "InvalidImageName"
+	ReasonImageInspectError = "ImageInspectError"
 )
 
 // ImageError is a failure to make an image available, with the kubelet's waiting reason.

@@ -39,12 +39,23 @@ func (d deletionRequest) gracePeriod() int64 {
 }
 
 // killingEvents reports whether stopping the pod's containers records Killing events, as with
-// the kubelet: not for a pod force-deleted from the API while vk-cri ran it (grace 0, or removed
-// from the API before its termination began), but for an orphan, which the kubelet kills
-// through a stand-in pod made of the runtime's names and so reports.
-func killingEvents(orphan bool, grace int64, goneFromAPI, deletedInAPI bool) bool {
-	if orphan {
+// the kubelet: whenever it terminates a pod it saw deleted in the API, whatever the grace period
+// (a deletion with grace 0 is a change of the pod, with its deletion timestamp, before its
+// removal), and for an orphan, which it kills through a stand-in pod made of the runtime's names;
+// not for a pod that left the API without vk-cri ever seeing it deleted there.
+func killingEvents(orphan, goneFromAPI, deletedInAPI bool) bool {
+	return orphan || deletedInAPI || !goneFromAPI
+}
+
+// newDeletion reports whether the API's pod asks for more than the termination under way (if
+// any: deleting, requested by the API with grace seconds) already does: a deletion not yet
+// requested through the API, or a shorter grace period.
+func newDeletion(api *v1.Pod, deleting, deletedInAPI bool, grace int64) bool {
+	if api.DeletionTimestamp == nil {
+		return false
+	}
+	if !deleting || !deletedInAPI {
 		return true
 	}
-	return !(grace == 0 || (goneFromAPI && !deletedInAPI))
+	return api.DeletionGracePeriodSeconds != nil && *api.DeletionGracePeriodSeconds < grace
 }

@@ -52,19 +52,51 @@ func TestKillingEvents(t *testing.T) {
 	cases := []struct {
 		name                              string
 		orphan                            bool
-		grace                             int64
 		goneFromAPI, deletedInAPI, events bool
 	}{
-		{"graceful deletion", false, 30, false, true, true},
-		{"deletion with grace 0", false, 0, false, true, false},
-		{"force-deleted before the termination began", false, 30, true, false, false},
-		{"graceful deletion, then gone from the API", false, 30, true, true, true},
-		{"orphan: the kubelet reports its stand-in pod's containers", true, 1, true, false, true},
+		{"graceful deletion", false, false, true, true},
+		{"deletion with grace 0, seen before the pod was gone", false, true, true, true},
+		{"force-deleted, never seen deleted in the API", false, true, false, false},
+		{"graceful deletion, then gone from the API", false, true, true, true},
+		{"replaced by a pod of the same name", false, false, false, true},
+		{"orphan: the kubelet reports its stand-in pod's containers", true, true, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := killingEvents(tc.orphan, tc.grace, tc.goneFromAPI, tc.deletedInAPI); got != tc.events {
+			if got := killingEvents(tc.orphan, tc.goneFromAPI, tc.deletedInAPI); got != tc.events {
 				t.Errorf("Killing events %v, want %v", got, tc.events)
+			}
+		})
+	}
+}
+
+func TestNewDeletion(t *testing.T) {
+	deleted := func(grace int64) *v1.Pod {
+		now := metav1.Now()
+		p := testPod()
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, &grace
+		return p
+	}
+	cases := []struct {
+		name                   string
+		api                    *v1.Pod
+		deleting, deletedInAPI bool
+		grace                  int64
+		want                   bool
+	}{
+		{"no deletion timestamp", testPod(), false, false, 0, false},
+		{"first deletion", deleted(30), false, false, 0, true},
+		{"first deletion with grace 0", deleted(0), false, false, 0, true},
+		{"termination already under way for it", deleted(30), true, true, 30, false},
+		{"grace period shortened", deleted(5), true, true, 30, true},
+		{"force deletion after a graceful one", deleted(0), true, true, 30, true},
+		{"longer grace period: the shorter stands", deleted(60), true, true, 30, false},
+		{"terminating for another cause (a successor of the same name)", deleted(30), true, false, 30, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := newDeletion(tc.api, tc.deleting, tc.deletedInAPI, tc.grace); got != tc.want {
+				t.Errorf("newDeletion %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -173,8 +173,10 @@ func ephemeralStatuses(in statusInput) []v1.ContainerStatus {
 	for i := range in.Pod.Spec.EphemeralContainers {
 		specs = append(specs, *ephemeralAsContainer(&in.Pod.Spec.EphemeralContainers[i]))
 	}
-	// As regular containers: names are unique across the pod's three lists, so nothing of the
-	// regular containers' previous statuses is ever taken for an ephemeral one.
+	// As regular containers, from their own previous statuses: the last state carried over from
+	// there (the kubelet's, with RestartAllContainersOnContainerExits on by default since v1.36)
+	// is how one that failed to start keeps its StartError as last state once it no longer
+	// waits (the pod is being deleted).
 	out := containerStatuses(in, specs, false)
 	for i := range out {
 		out[i].Ready = false

@@ -150,11 +150,15 @@ func gracePeriod(pod *v1.Pod) int64 {
 func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, isInit bool, sandboxID string, sbCfg *runtimeapi.PodSandboxConfig, rt *podRuntime) (waitingReason, error) {
 	imageRef, err := p.ensureImage(ctx, pod, c, isInit, sbCfg)
 	if err != nil {
+		r := waitingReason{Reason: cri.ReasonErrImagePull, Message: err.Error()}
 		var ie *cri.ImageError
 		if errors.As(err, &ie) {
-			return waitingReason{Reason: ie.Reason, Message: ie.Message}, err
+			r = waitingReason{Reason: ie.Reason, Message: ie.Message}
 		}
-		return waitingReason{Reason: cri.ReasonErrImagePull, Message: err.Error()}, err
+		// Like the kubelet, every image failure (back-off and pull policy Never included) ends
+		// with a Failed event naming the waiting reason, after the image manager's own event.
+		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %s", r.Reason)
+		return r, err
 	}
 
 	restartCount := 0
@@ -267,7 +271,6 @@ func (p *Provider) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	if _, err := cri.WithDefaultTag(c.Image); err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
 		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventInspectFailed, "%s", msg)
-		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailed, "Error: %s", cri.ReasonInvalidImageName)
 		return "", &cri.ImageError{Reason: cri.ReasonInvalidImageName, Message: msg, Err: err}
 	}
 	policy := c.ImagePullPolicy
@@ -276,7 +279,10 @@ func (p *Provider) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	}
 	img, err := p.rt.ImagePresence(ctx, c.Image)
 	if err != nil {
-		return "", &cri.ImageError{Reason: cri.ReasonInvalidImageName, Message: fmt.Sprintf("Failed to inspect image %q: %v", c.Image, err), Err: err}
+		// The kubelet names the image reference it did not get, an empty one, in this message.
+		msg := fmt.Sprintf("Failed to inspect image %q: %v", "", err)
+		p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventInspectFailed, "%s", msg)
+		return "", &cri.ImageError{Reason: cri.ReasonImageInspectError, Message: msg, Err: err}
 	}
 	present := img != nil
 	if !cri.NeedsPull(policy, present) {
@@ -303,7 +309,6 @@ func (p *Provider) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container
 	if err != nil {
 		p.pulls.Restarted(key, time.Now())
 		p.failedEvent(ctx, pod, c.Name, isInit, "Failed to pull image %q: %v", c.Image, err)
-		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %s", cri.ReasonErrImagePull)
 		return "", &cri.ImageError{Reason: cri.ReasonErrImagePull, Message: fmt.Sprintf("failed to pull image %q: %v", c.Image, err), Err: err}
 	}
 	took := time.Since(start)

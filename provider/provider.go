@@ -244,10 +244,21 @@ func (p *Provider) accept(pod *v1.Pod) {
 // keeps the conditions it does not own as they are there; when the pod has readiness gates, its
 // worker syncs at once so that Ready follows them, as the kubelet reconciles readiness. Of a
 // finished pod, whose updates virtual-kubelet does not pass on, it takes the ephemeral containers.
+//
+// A pod the API has just marked deleted is terminated from here, as the kubelet begins the
+// termination on the watch event that carries the deletion timestamp: this event comes before
+// the pod's removal even when it is deleted with grace 0, while virtual-kubelet's pod controller
+// may act on the deletion only once the pod is gone from its cache.
 func (p *Provider) ObserveAPIStatus(pod *v1.Pod) {
 	rec, ok := p.pods.get(pod.UID)
 	if !ok {
 		return
+	}
+	rec.mu.Lock()
+	deleted := newDeletion(pod, rec.deleting, rec.deletedInAPI, rec.gracePeriod)
+	rec.mu.Unlock()
+	if deleted {
+		p.requestDeletion(rec, pod)
 	}
 	adoptEphemeralSpec(rec, pod)
 	foreign := foreignConditions(pod.Status.Conditions)
@@ -309,6 +320,9 @@ func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 	switch {
 	case pod != nil && pod.DeletionTimestamp != nil:
 		rec.deletedInAPI = true
+		if rec.deletionSeen == nil {
+			rec.deletionSeen = pod.Status.DeepCopy()
+		}
 	case pod != nil:
 		rec.goneFromAPI = true
 	}

@@ -30,6 +30,10 @@ type statusInput struct {
 	Reasons map[string]waitingReason
 	// Terminal is true while the pod is torn down or after it finished: nothing will start again.
 	Terminal bool
+	// Deleting is true once the API deleted the pod: no container will be started again, so
+	// none shows why it waits (the kubelet's restart check answers no for a pod with a deletion
+	// timestamp), while the phase is still judged as for a pod that runs.
+	Deleting bool
 	// Failure, when set, ends the pod Failed with its reason and message (an exceeded deadline).
 	Failure *podFailure
 	Now     time.Time
@@ -113,11 +117,12 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 			if len(insts) > 1 {
 				prev := insts[1]
 				st.LastTerminationState = toContainerState(prev, in.RuntimeName+"://"+prev.ID)
-			} else if old, ok := findStatus(oldStatuses(in.Pod, isInit), c.Name); ok {
-				st.LastTerminationState = keptLastState(old, st.ContainerID)
+			} else if hasPrev {
+				// From the container's own previous status, ephemeral containers' too.
+				st.LastTerminationState = keptLastState(prevStatus, st.ContainerID)
 			}
 		}
-		if r, ok := in.Reasons[c.Name]; ok && st.State.Running == nil && !in.Terminal && mayRunAgain(in.Pod, c, insts) {
+		if r, ok := in.Reasons[c.Name]; ok && st.State.Running == nil && !in.Terminal && !in.Deleting && mayRunAgain(in.Pod, c, insts) {
 			if st.State.Terminated != nil {
 				st.LastTerminationState = st.State
 			}
@@ -141,14 +146,6 @@ func previousContainerStatus(pod *v1.Pod, name string) (v1.ContainerStatus, bool
 		}
 	}
 	return v1.ContainerStatus{}, false
-}
-
-// oldStatuses are the container statuses of the pod's previous status.
-func oldStatuses(pod *v1.Pod, isInit bool) []v1.ContainerStatus {
-	if isInit {
-		return pod.Status.InitContainerStatuses
-	}
-	return pod.Status.ContainerStatuses
 }
 
 // keptLastState is the last termination state of a container whose previous instance the
@@ -293,11 +290,16 @@ const (
 // manager writes it then: once the pod has initialised, a container with no terminated state is
 // reported terminated with an unknown status (exit 137); so are init containers up to the last
 // one that started; and a pod not yet in a terminal phase is Failed. Conditions stay as they were.
-func finalStatus(pod *v1.Pod, st v1.PodStatus) v1.PodStatus {
+//
+// Whether the pod has initialised is judged from seen, the pod's status as the API gave it with
+// the last change of its spec or metadata (its deletion), not from st: the kubelet judges from
+// the pod its pod worker was given, whose status is the API's at that moment. An init container
+// that exited 0 only because the deletion stopped it does not make the pod initialised.
+func finalStatus(pod *v1.Pod, seen, st v1.PodStatus) v1.PodStatus {
 	unknown := func() v1.ContainerState {
 		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: reasonStatusUnknown, Message: messageStatusUnknown, ExitCode: 137}}
 	}
-	if hasInitialized(pod, st) {
+	if hasInitialized(pod, seen) {
 		for i := range st.ContainerStatuses {
 			if st.ContainerStatuses[i].State.Terminated == nil {
 				st.ContainerStatuses[i].State = unknown()
@@ -339,7 +341,12 @@ func hasInitialized(pod *v1.Pod, st v1.PodStatus) bool {
 	if isSidecar(c) {
 		return s.State.Running != nil && s.Started != nil && *s.Started
 	}
-	return s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
+	for _, t := range []*v1.ContainerStateTerminated{s.LastTerminationState.Terminated, s.State.Terminated} {
+		if t != nil && t.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // podCgroupExists reports whether the kubelet would still have the pod's cgroup: until nothing

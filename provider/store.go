@@ -32,6 +32,10 @@ type podRecord struct {
 	// goneFromAPI is set when the pod was removed from the API before vk-cri stopped it (a
 	// force deletion): the kubelet records no Killing events then.
 	goneFromAPI bool
+	// deletionSeen is the pod's status in the API when vk-cri first saw its deletion
+	// timestamp: what the kubelet's pod worker holds of the pod once it is deleted, from which
+	// its status manager judges at the end whether the pod had initialised. Nil until then.
+	deletionSeen *v1.PodStatus
 	// orphan is set when the pod is deleted while vk-cri knows it only from the runtime (found
 	// there at start-up, absent from the API): it is killed as the kubelet kills orphans.
 	orphan bool

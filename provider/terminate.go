@@ -177,11 +177,17 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 		return runtimeRetry, false
 	}
 	rec.mu.Lock()
-	events := killingEvents(rec.orphan, rec.gracePeriod, rec.goneFromAPI, rec.deletedInAPI)
-	orphan := rec.orphan
+	events := killingEvents(rec.orphan, rec.goneFromAPI, rec.deletedInAPI)
+	orphan, spec, finished := rec.orphan, rec.pod, rec.finished
 	rec.mu.Unlock()
 	if orphan {
 		log.WithField("gracePeriod", grace).Info("stopping the containers of a pod the API no longer has")
+	}
+	if spec != nil {
+		// The kubelet's termination reports the pod as it is first, now that nothing in it will
+		// start again: a container waiting to start or to be restarted shows its runtime state
+		// (its last exit) instead of why it waited.
+		p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, finished, false))
 	}
 	if grace < 1 {
 		// Like the kubelet, a zero grace period still gives 1 s (to the preStop hook, if any);
@@ -199,6 +205,10 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	rec.mu.Unlock()
 	var final *v1.PodStatus
 	if spec != nil {
+		// Then, as the kubelet, the status once nothing runs, and the status manager's final
+		// one (containers that never ended reported terminated, a terminal phase), the status
+		// the pod leaves the API with.
+		p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, true, false))
 		st := p.computeStatus(rec, spec, rt, true, true)
 		p.setStatus(rec, spec, st)
 		final = &st

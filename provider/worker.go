@@ -220,7 +220,11 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 	if rec.apiConditions != nil {
 		in.Status.Conditions = MergeConditions(rec.apiConditions, in.Status.Conditions)
 	}
-	reasons, evicted, failure, finished := rec.reasons, rec.evicted, rec.failure, rec.finished
+	reasons, evicted, failure, finished, deleting := rec.reasons, rec.evicted, rec.failure, rec.finished, rec.deletedInAPI
+	seen := pod.Status
+	if rec.deletionSeen != nil {
+		seen = *rec.deletionSeen
+	}
 	rec.mu.Unlock()
 
 	st := generatePodStatus(statusInput{
@@ -230,6 +234,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 		HostIPs:     p.cfg.NodeIPs,
 		Reasons:     reasons,
 		Terminal:    terminal,
+		Deleting:    deleting,
 		Failure:     failure,
 		Now:         time.Now(),
 		Probes:      p.probes,
@@ -242,7 +247,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 		st.EphemeralContainerStatuses = reportedEphemeral(st.EphemeralContainerStatuses, in.Status.EphemeralContainerStatuses)
 	}
 	if final {
-		st = finalStatus(pod, st)
+		st = finalStatus(pod, seen, st)
 	}
 	return st
 }
