@@ -23,7 +23,7 @@
 //
 // Per pod (see PodRecord): the timeline of distinct consecutive normalised statuses seen by the
 // watch (NormalizePod), the events (type, reason, involved fieldPath, with counts; those first
-// seen before the collection started), the logs of each init and regular container (the
+// seen before the collection started, and all those of a pod gone from the API), the logs of each init and regular container (the
 // previous ones too when it restarted; read just before a delete step for deleted pods) and,
 // for deleted pods, the deletion time from the delete call to the pod gone from the API. Per
 // step (see StepRecord): its outcome, and for exec steps stdout, stderr, exit code or the error.

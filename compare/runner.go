@@ -645,9 +645,11 @@ func (s *side) collect(parent context.Context, deadline time.Time) {
 
 	s.pods.freeze()
 	collectAt := time.Now()
+	gone := map[string]bool{}
 	for _, p := range s.sc.Pods {
 		rec := s.rec.Pods[p.Name]
 		tp, _ := s.pods.snapshot(p.Name)
+		gone[p.Name] = tp.gone
 		rec.Timeline = tp.timeline
 		if rec.Timeline == nil {
 			rec.Timeline = []TimelineEntry{}
@@ -677,7 +679,7 @@ func (s *side) collect(parent context.Context, deadline time.Time) {
 	// Events reach the API server asynchronously (and a node's event client may be rate
 	// limited): give them Settle, then more while they keep coming, until a second passes
 	// without one (at most 5 × Settle). Only those that first occurred before the collection
-	// started are kept.
+	// started are kept, and all those of pods gone from the API (keepEvent).
 	settleStart := time.Now()
 	quiet := time.Second
 	for {
@@ -700,13 +702,12 @@ func (s *side) collect(parent context.Context, deadline time.Time) {
 	} else {
 		s.log.Warnf("listing events: %v", err)
 	}
-	cutoff := collectAt.Truncate(time.Second)
 	byPod := map[string]map[string]*EventRecord{}
 	for _, e := range s.events.all() {
 		if e.InvolvedObject.Kind != "Pod" || s.rec.Pods[e.InvolvedObject.Name] == nil {
 			continue
 		}
-		if eventTime(e).Truncate(time.Second).After(cutoff) {
+		if !keepEvent(eventTime(e), collectAt, gone[e.InvolvedObject.Name]) {
 			continue
 		}
 		m := byPod[e.InvolvedObject.Name]
@@ -730,6 +731,16 @@ func (s *side) collect(parent context.Context, deadline time.Time) {
 		}
 		sort.SliceStable(rec.Events, func(i, j int) bool { return rec.Events[i].Key() < rec.Events[j].Key() })
 	}
+}
+
+// keepEvent reports whether an event that first occurred at first (a time with whole seconds, as
+// events carry it) belongs to the record collected at collectAt: one that occurred in a later
+// second belongs to a life the scenario did not wait for (a back-off repeating), unless its pod
+// was gone from the API by then. The end of a gone pod's termination is recorded after the pod
+// object went (the Killing of a grace-0 deletion, a few milliseconds after the removal, on both
+// nodes) and nothing of it repeats: the settle wait before the collection is what bounds it.
+func keepEvent(first, collectAt time.Time, podGone bool) bool {
+	return podGone || !first.Truncate(time.Second).After(collectAt.Truncate(time.Second))
 }
 
 func (s *side) deleteNamespace() {

@@ -182,3 +182,27 @@ func TestNormalizeRecord(t *testing.T) {
 		}
 	}
 }
+
+func TestKeepEvent(t *testing.T) {
+	collectAt := time.Date(2026, 11, 30, 14, 56, 0, 980_000_000, time.UTC)
+	sec := func(s int) time.Time { return time.Date(2026, 11, 30, 14, 56, s, 0, time.UTC) }
+	cases := []struct {
+		name  string
+		first time.Time
+		gone  bool
+		want  bool
+	}{
+		{"before the collection", sec(0), false, true},
+		{"in the collection's second", sec(0), false, true},
+		{"a later second, pod still there (a back-off repeating)", sec(1), false, false},
+		{"a later second, pod gone (a grace-0 deletion's Killing)", sec(1), true, true},
+		{"long after, pod gone", sec(9), true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := keepEvent(tc.first, collectAt, tc.gone); got != tc.want {
+				t.Errorf("keepEvent = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
