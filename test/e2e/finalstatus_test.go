@@ -146,10 +146,12 @@ func TestFinalStatusEphemeralStartError(t *testing.T) {
 // container with a Killing event, and removes it from the runtime.
 func TestFinalStatusGraceZeroKilling(t *testing.T) {
 	ns := newNamespace(t)
-	pod := basePod("zero", v1.Container{Name: "c", Image: image("vktest:latest"), Args: []string{"sleep", "--ignore-term", "3600"}})
+	pod := basePod("zero", busybox("c", "trap '' TERM; echo ignoring; sleep 3600 & wait"))
 	w := watchPod(t, ns, "zero")
 	created := createPod(t, ns, pod)
 	w.waitFor(t, time.Minute, "running and ready", isRunningReady)
+	// It ignores SIGTERM once it says so: only the SIGKILL after 2 s stops it.
+	waitLogs(t, ns, "zero", "c", "ignoring\n")
 	zero := int64(0)
 	if _, took := deleteAndWatchEnd(t, ns, "zero", w, &zero); took > 2*time.Second {
 		t.Errorf("a grace-0 deletion took %v", took)
