@@ -41,8 +41,6 @@ type statusInput struct {
 	Probes probeStatus
 	// PodCgroups describes the pod cgroups the kubelet would read a running pod's resources from.
 	PodCgroups podCgroupModel
-	// RuntimeSupportsRRO is true when the runtime can make mounts recursively read-only.
-	RuntimeSupportsRRO bool
 }
 
 // probeStatus sets the started and ready fields of a pod's new status from its probes; the
@@ -84,7 +82,7 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 			Image:        c.Image,
 			State:        v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
 			Started:      new(bool),
-			VolumeMounts: volumeMountStatuses(c, in.RuntimeSupportsRRO),
+			VolumeMounts: volumeMountStatuses(c, makesRecursiveReadOnlyMounts),
 		}
 		prevStatus, hasPrev := previousContainerStatus(in.Pod, c.Name)
 		insts := in.Runtime.instances(c.Name)

@@ -136,6 +136,11 @@ func allocatedContainerResources(spec *v1.Container) v1.ResourceList {
 	return spec.Resources.Requests.DeepCopy()
 }
 
+// makesRecursiveReadOnlyMounts is false: vk-cri asks the runtime for no recursively read-only
+// mount (containerd 1.6 reports no runtime handler that could make one, and so the kubelet
+// would not either), so every read-only mount's status says Disabled.
+const makesRecursiveReadOnlyMounts = false
+
 // volumeMountStatuses lists a container's mounts as its status reports them: every volume
 // mount of the spec (the service-account token's included), and for read-only ones whether the
 // mount is recursively read-only. The kubelet keeps the list of the first status it reported;
