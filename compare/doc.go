@@ -34,7 +34,7 @@
 // DiffSides compares the two records: step outcomes, exec results and logs exactly; events as
 // a set of (type, reason, fieldPath) present on a side, or with their counts when the scenario
 // sets compare.eventCounts; deletion times by bucket (DeletionBucket; neighbouring buckets
-// within 0.5 s still match); timelines as described in timeline.go (after collapsing repeats:
+// within 1 s, the kubelet's relist period, still match); timelines as described in timeline.go (after collapsing repeats:
 // the same final state, and either one a subsequence of the other or both skipping different
 // states of one progression; when both pods end Succeeded or Failed, their terminal states'
 // PodReadyToStartContainers is left out, a race in the kubelet: see racyReadyToStart). Diff

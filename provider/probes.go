@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -33,15 +35,23 @@ func (p *Provider) lastStatus(uid types.UID) (*v1.PodStatus, bool) {
 }
 
 // probeVerdictChanged has the pod looked at again: its status (readiness, started) or its
-// actions (a liveness or startup failure) change.
+// actions (a liveness or startup failure) change. As with the kubelet, a readiness or startup
+// verdict shows in the status at once, and the sync it asks for waits for its turn in the
+// pod's sync cadence (cadence.go).
 func (p *Provider) probeVerdictChanged(uid types.UID, k prober.Kind) {
 	rec, ok := p.pods.get(uid)
 	if !ok {
 		return
 	}
-	if k == prober.Readiness {
+	if k == prober.Readiness || k == prober.Startup {
 		rec.mu.Lock()
 		rec.probeWake = true
+		if rec.cadence.probeSyncSince.IsZero() {
+			rec.cadence.probeSyncSince = time.Now()
+		}
+		if k == prober.Startup {
+			rec.cadence.probeSyncProbes = true
+		}
 		rec.mu.Unlock()
 	}
 	rec.poke()

@@ -81,7 +81,9 @@ type Provider struct {
 	// capacity is the node's memory and allocatable, set once the host has been read.
 	capacity atomic.Pointer[nodeCapacity]
 	// lastRelist is when the runtime was last listed successfully (unix nanoseconds).
-	lastRelist  atomic.Int64
+	lastRelist atomic.Int64
+	// relists paces the pod workers as the kubelet's PLEG paces its own (cadence.go).
+	relists     *relistClock
 	maskedPaths []string
 	podCgroups  podCgroupModel
 	sysctls     sysctlPolicy
@@ -145,6 +147,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		podCgroups:  hostPodCgroupModel(),
 		sysctls:     sysctls,
 		pullSlots:   pullSlots(cfg.SerializeImagePulls, cfg.MaxParallelImagePulls),
+		relists:     newRelistClock(),
 	}
 	p.probes = prober.NewManager(context.Background(), p.lastStatus, rt.Runtime,
 		prober.WithEvents(p.probeEvent),
@@ -163,11 +166,13 @@ func (p *Provider) Start(ctx context.Context) error {
 	p.runCtx = ctx
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	listed := time.Now()
 	pods, ids, err := p.inspector.listAll(lctx)
 	if err != nil {
 		return fmt.Errorf("listing this node's pods in the runtime: %w", err)
 	}
 	p.lastRelist.Store(time.Now().UnixNano())
+	p.relists.completed(listed)
 	p.cleanupOrphanedVolumes(ids)
 	for uid := range pods {
 		rec, _ := p.pods.add(newPodRecord(ids[uid], nil))

@@ -25,6 +25,7 @@ func (p *Provider) relistLoop(ctx context.Context, initial map[string]*podRuntim
 		case <-t.C:
 		}
 		lctx, cancel := context.WithTimeout(ctx, p.cfg.RelistPeriod*10)
+		listed := time.Now()
 		pods, _, err := p.inspector.listAll(lctx)
 		cancel()
 		if err != nil {
@@ -48,11 +49,16 @@ func (p *Provider) relistLoop(ctx context.Context, initial map[string]*podRuntim
 			}
 		}
 		last = now
+		p.relists.completed(listed)
+		p.pokeProbeSyncsDue(listed)
 	}
 }
 
 func (p *Provider) wakePod(uid types.UID) {
 	if rec, ok := p.pods.get(uid); ok {
+		rec.mu.Lock()
+		rec.relistWake = true
+		rec.mu.Unlock()
 		rec.poke()
 	}
 }

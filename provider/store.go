@@ -49,8 +49,12 @@ type podRecord struct {
 	// firstSeen is when the API first gave vk-cri the pod (zero for a pod found in the runtime
 	// at start-up), the start of kubelet_pod_start_duration_seconds.
 	firstSeen time.Time
-	// probeWake is set when a readiness verdict alone asked for this sync.
+	// probeWake is set when a readiness or startup verdict asked for this sync.
 	probeWake bool
+	// relistWake is set when the relister saw the pod's runtime state change.
+	relistWake bool
+	// cadence is where the pod stands in the kubelet's sync cadence (cadence.go).
+	cadence syncCadence
 	// failure is set when vk-cri ended the pod Failed itself (its active deadline passed).
 	failure *podFailure
 	// cancelSync, while a sync runs, interrupts it (a postStart hook, an image pull) when the

@@ -196,6 +196,7 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	}
 	p.killContainers(ctx, pod, rt.Containers, grace, events)
 	p.stopSandboxes(ctx, pod, rt)
+	stoppedAt := time.Now()
 	if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
 		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
 		return runtimeRetry, false
@@ -239,7 +240,7 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	log.Info("pod terminated and removed from the runtime")
 	p.probes.RemovePod(rec.uid)
 	if deletedInAPI {
-		go p.removeFromAPI(context.WithoutCancel(ctx), pod, final)
+		go p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
 	}
 	return 0, true
 }

@@ -60,7 +60,9 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	// A sync asked for by a readiness verdict only reports it (the kubelet updates the status
 	// without a sync, so it probes nothing more for it).
 	probeWake := rec.probeWake
-	rec.probeWake = false
+	why := syncTrigger{Relist: rec.relistWake, Probe: probeWake}
+	rec.probeWake, rec.relistWake = false, false
+	orphan := rec.orphan
 	rec.mu.Unlock()
 
 	if pod == nil && !deleting {
@@ -68,6 +70,13 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		return p.cfg.ResyncPeriod, false
 	}
 	if deleting {
+		// The kubelet's pod worker begins a termination in its turn; an orphan it kills at once,
+		// outside the pod workers' cadence (it has no pod to sync).
+		if !orphan {
+			if err := p.awaitTerminationTurn(ctx, rec); err != nil {
+				return runtimeRetry, false
+			}
+		}
 		return p.terminatePod(ctx, rec, grace)
 	}
 	if evicted != nil && !finished {
@@ -85,11 +94,28 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		cancel()
 	}()
 	log := p.podLog(pod)
+	syncStart := time.Now()
 	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
 	if err != nil {
 		log.WithError(err).Warn("cannot read pod state from the runtime")
 		return runtimeRetry, false
 	}
+	rec.mu.Lock()
+	turn := listedSince(p.relists.last(), rec.cadence.lastSyncEnd)
+	probeRequested := probeWake || !rec.cadence.probeSyncSince.IsZero()
+	probeAfterStart := rec.cadence.probeSyncProbes
+	kind := classifySync(rec.cadence, turn, why, rt.states())
+	rec.mu.Unlock()
+	acted := false
+	defer func() {
+		var states map[string]string
+		if rt != nil {
+			states = rt.states()
+		}
+		rec.mu.Lock()
+		rec.cadence = rec.cadence.afterSync(kind, syncStart, time.Now(), acted, states)
+		rec.mu.Unlock()
+	}()
 	next = p.cfg.ResyncPeriod
 	if p.rejectIfInadmissible(rec, pod, rt) {
 		return next, false
@@ -107,7 +133,6 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			return retryIn, false
 		}
 	}
-	acted := false
 	if !finished {
 		rec.mu.Lock()
 		var started *metav1.Time
@@ -188,9 +213,10 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		status = p.computeStatus(rec, pod, rt, true, false)
 	}
 	p.setStatus(rec, pod, status)
-	if !acted && !probeWake {
+	if !acted && kind != syncReportOnly && (!probeRequested || probeAfterStart) {
 		// Like the kubelet, which does this on each sync from the state it read at its start: a
-		// container started by this sync is probed from the next one (the relister's).
+		// container started by this sync is probed from the next one (the relister's), and one
+		// a startup verdict made started from the sync that verdict asked for, in its turn.
 		p.probes.TriggerUnready(pod, &status)
 	}
 	// After the status that still shows them: the relister notices the removal and the next
