@@ -152,12 +152,14 @@ type ExecStep struct {
 }
 
 // UpdateStep applies a strategic merge patch to a pod, or to one of its subresources: status
-// (as a controller owning a readiness gate's condition does) or ephemeralcontainers (as kubectl
-// debug adds an ephemeral container).
+// (as a controller owning a readiness gate's condition does), ephemeralcontainers (as kubectl
+// debug adds an ephemeral container) or resize (as kubectl patch --subresource resize changes
+// a running pod's container resources in place).
 type UpdateStep struct {
 	Pod   string
 	Patch json.RawMessage
-	// Subresource is "", SubresourceStatus or SubresourceEphemeralContainers.
+	// Subresource is "", SubresourceStatus, SubresourceEphemeralContainers or
+	// SubresourceResize.
 	Subresource string
 }
 
@@ -165,6 +167,7 @@ type UpdateStep struct {
 const (
 	SubresourceStatus              = "status"
 	SubresourceEphemeralContainers = "ephemeralcontainers"
+	SubresourceResize              = "resize"
 )
 
 // DeleteStep deletes a pod and measures the time until it is gone from the API.
@@ -864,13 +867,13 @@ func (s *Scenario) validateStep(fs fileStep) (Step, []string) {
 			u.Patch, _ = json.Marshal(m) // compact, keys sorted
 		}
 		switch u.Subresource {
-		case "", SubresourceStatus:
+		case "", SubresourceStatus, SubresourceResize:
 		case SubresourceEphemeralContainers:
 			if p != nil && m != nil {
 				errs = append(errs, s.addEphemeral(p.Name, u.Patch)...)
 			}
 		default:
-			errs = append(errs, fmt.Sprintf("update.subresource: %q is not %q or %q", u.Subresource, SubresourceStatus, SubresourceEphemeralContainers))
+			errs = append(errs, fmt.Sprintf("update.subresource: %q is not %q, %q or %q", u.Subresource, SubresourceStatus, SubresourceEphemeralContainers, SubresourceResize))
 		}
 		st.Update = u
 	case StepDelete:

@@ -61,6 +61,9 @@ type podActions struct {
 	// ContainersToStart are indexes into spec.containers.
 	ContainersToStart []int
 	ContainersToKill  []killTarget
+	// ContainersToResize are running containers (regular ones and sidecars) whose allocated
+	// resources changed and whose resize policy lets them change in place.
+	ContainersToResize []resizeTarget
 	// Backoff lists containers that should restart but wait out a crash-loop back-off.
 	Backoff map[string]waitingReason
 	// NextSync is when a back-off ends and the pod needs another look; zero if nothing waits.
@@ -140,6 +143,8 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 				}
 				a.ContainersToKill = append(a.ContainersToKill, k)
 				probeKills = true
+			} else if resizeActions(c, i, false, cur, rt, &a) {
+				a.ContainersToStart = append(a.ContainersToStart, i)
 			} else {
 				kept++
 			}
@@ -309,6 +314,8 @@ func sidecarActions(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, p
 			if k, failed := probeFailure(pod, c, cur, probes, true); failed {
 				a.ContainersToKill = append(a.ContainersToKill, k)
 				a.SidecarsToStart = append(a.SidecarsToStart, i)
+			} else if resizeActions(c, i, true, cur, rt, a) {
+				a.SidecarsToStart = append(a.SidecarsToStart, i)
 			}
 		case cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
 			if period, remaining, ok := inBackoff(bo, pod, c.Name, cur); ok {
@@ -324,6 +331,26 @@ func sidecarActions(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, p
 			a.SidecarsToStart = append(a.SidecarsToStart, i)
 		}
 	}
+}
+
+// resizeActions handles a running container whose allocated resources differ from those
+// applied to it: resized in place, or, when its resize policy says so for a resource that
+// changed, killed to be started again with them (it reports true then: the caller starts it).
+func resizeActions(c *v1.Container, index int, isInit bool, cur *containerState, rt *podRuntime, a *podActions) (restart bool) {
+	applied := rt.Actuated[c.Name]
+	differs, restart := resizeChange(c, applied)
+	switch {
+	case !differs:
+		return false
+	case restart:
+		a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "resize", Message: resizeKillMessage(c.Name)})
+		return true
+	}
+	a.ContainersToResize = append(a.ContainersToResize, resizeTarget{
+		ID: cur.ID, Name: c.Name, Init: isInit, Index: index,
+		Desired: *c.Resources.DeepCopy(), Current: *applied.DeepCopy(),
+	})
+	return false
 }
 
 func inBackoff(bo restartBackoff, pod *v1.Pod, name string, cur *containerState) (period, remaining time.Duration, in bool) {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -103,7 +104,7 @@ func TestObservedAPIConditionsReachTheStatus(t *testing.T) {
 	a := ctr("a")
 	pod := testPod(withContainers(a))
 	pod.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: "k8s.io/one"}, {ConditionType: "k8s.io/two"}}
-	p := &Provider{rt: &cri.Client{}, pods: newPodStore()}
+	p := &Provider{rt: &cri.Client{}, pods: newPodStore(), alloc: newAllocationStore(filepath.Join(t.TempDir(), allocationFile))}
 	rec, _ := p.pods.add(newPodRecord(podIdentity{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)}, pod))
 	rt := rtOf(sbs(sandbox("s1", 0, true)), running(a, "c-a", "s1"))
 	rec.status = ptrTo(p.computeStatus(rec, pod, rt, false, false))

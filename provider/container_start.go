@@ -23,7 +23,10 @@ type nodeCapacity struct {
 
 // setNodeCapacity records the node's memory and allocatable for container configs.
 func (p *Provider) setNodeCapacity(c nodeCapacity) {
-	p.capacity.Store(&c)
+	if first := p.capacity.Swap(&c) == nil; first && p.pods != nil {
+		// Resizes wait for the node's allocatable.
+		p.retryPendingResizes()
+	}
 }
 
 func (p *Provider) nodeFacts() (nodeFacts, v1.ResourceList) {

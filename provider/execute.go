@@ -51,8 +51,15 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 			log.WithError(err).WithField("container", k.Name).Warn("removing replaced container")
 		}
 	}
+	var retry time.Duration
+	if len(a.ContainersToResize) > 0 {
+		if err := p.resizeContainers(ctx, rec, pod, a.ContainersToResize); err != nil {
+			p.resizeFailed(rec, pod, err)
+			retry = backoffInitial
+		}
+	}
 	if !a.CreateSandbox && a.SandboxID == "" {
-		return reasons, 0
+		return reasons, retry
 	}
 
 	sbCfg, err := p.sandboxConfigFor(pod, a.SandboxAttempt, a.CreateSandbox)
@@ -81,7 +88,6 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		}
 	}
 
-	var retry time.Duration
 	start := func(c *v1.Container, isInit bool) {
 		if r, err := p.startContainer(ctx, pod, c, isInit, sandboxID, sbCfg, rt); err != nil {
 			if r.Reason != "" {
@@ -191,6 +197,12 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		return why, fmt.Errorf("CreateContainer: %w", err)
 	}
 	p.containerEvent(pod, c.Name, isInit, v1.EventTypeNormal, eventCreated, "Container created")
+	if _, resizable := specAllocation(pod)[c.Name]; resizable {
+		// What this instance runs with, as allocated: its resizes start from there.
+		if err := p.alloc.setActuated(pod.UID, c.Name, c.Resources); err != nil {
+			p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("recording the container's resources")
+		}
+	}
 	if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
 		p.restarts.Restarted(backoffKey(pod, c.Name), prev.FinishedAt)
 	}

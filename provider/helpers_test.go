@@ -197,3 +197,4 @@ func knownBug(t *testing.T, bug, diff string) {
 		t.Errorf("regression of a fixed difference from the kubelet: %s\n(-kubelet +vk-cri):\n%s", bug, diff)
 	}
 }
+

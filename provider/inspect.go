@@ -187,6 +187,13 @@ func (in *inspector) containerStatus(ctx context.Context, c *runtimeapi.Containe
 	return cs, nil
 }
 
+// forgetContainer drops a container's cached status: its resources were just changed.
+func (in *inspector) forgetContainer(id string) {
+	in.mu.Lock()
+	delete(in.statuses, id)
+	in.mu.Unlock()
+}
+
 // forget drops cached entries of sandboxes and containers the runtime no longer has.
 func (in *inspector) forget(live map[string]bool) {
 	in.mu.Lock()

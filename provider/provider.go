@@ -5,6 +5,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
@@ -77,6 +79,8 @@ type Provider struct {
 	dns       dnsSource
 	probes    probeManager
 	hooks     *hookRunner
+	// alloc holds the resources allocated to and applied to each pod's containers.
+	alloc *allocationStore
 
 	// capacity is the node's memory and allocatable, set once the host has been read.
 	capacity atomic.Pointer[nodeCapacity]
@@ -148,6 +152,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		sysctls:     sysctls,
 		pullSlots:   pullSlots(cfg.SerializeImagePulls, cfg.MaxParallelImagePulls),
 		relists:     newRelistClock(),
+		alloc:       newAllocationStore(filepath.Join(cfg.RootDir, allocationFile)),
 	}
 	p.probes = prober.NewManager(context.Background(), p.lastStatus, rt.Runtime,
 		prober.WithEvents(p.probeEvent),
@@ -173,6 +178,16 @@ func (p *Provider) Start(ctx context.Context) error {
 	}
 	p.lastRelist.Store(time.Now().UnixNano())
 	p.relists.completed(listed)
+	if err := p.alloc.load(); err != nil {
+		return err
+	}
+	live := map[types.UID]bool{}
+	for uid := range pods {
+		live[types.UID(uid)] = true
+	}
+	if err := p.alloc.keepOnly(live); err != nil {
+		p.log.WithError(err).Warn("forgetting the allocations of pods gone meanwhile")
+	}
 	p.cleanupOrphanedVolumes(ids)
 	for uid := range pods {
 		rec, _ := p.pods.add(newPodRecord(ids[uid], nil))
@@ -240,9 +255,14 @@ func (p *Provider) accept(pod *v1.Pod) {
 		// A pod that finished before vk-cri restarted never runs again.
 		rec.finished = isTerminalPhase(pod.Status.Phase)
 	}
+	claimed := rec.pod == nil
 	rec.pod = pod
 	rec.mu.Unlock()
 	rec.poke()
+	if claimed {
+		// Its resources are known now: resizes that waited for that are evaluated.
+		p.retryPendingResizes()
+	}
 }
 
 // ObserveAPIStatus takes the pod's status as the API holds it after someone changed it. vk-cri

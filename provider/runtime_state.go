@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -33,8 +34,12 @@ type containerState struct {
 	ImageRef     string // what the runtime resolved it to (digest)
 	Hash         string
 	RestartCount int
-	// Resources are the cgroup settings the runtime reports as applied (nil: none reported).
+	// Resources are the cgroup settings the runtime reports for the instance (nil: none).
 	Resources *runtimeapi.LinuxContainerResources
+}
+
+func (c *containerState) running() bool {
+	return c.State == runtimeapi.ContainerState_CONTAINER_RUNNING
 }
 
 // podRuntime is everything the runtime holds for one pod UID: the input of computePodActions
@@ -42,6 +47,9 @@ type containerState struct {
 type podRuntime struct {
 	Sandboxes  []*sandboxState
 	Containers []*containerState
+	// Actuated are the resources vk-cri last applied to each container's running instance, by
+	// container name (from the allocation store: the runtime does not report memory requests).
+	Actuated map[string]v1.ResourceRequirements
 }
 
 func (r *podRuntime) sort() {

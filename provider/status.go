@@ -41,6 +41,10 @@ type statusInput struct {
 	Probes probeStatus
 	// PodCgroups describes the pod cgroups the kubelet would read a running pod's resources from.
 	PodCgroups podCgroupModel
+	// Actuated are the resources vk-cri applied to each container's running instance.
+	Actuated map[string]v1.ResourceRequirements
+	// ResizeConditions are the pod's PodResizePending and PodResizeInProgress conditions.
+	ResizeConditions []v1.PodCondition
 }
 
 // probeStatus sets the started and ready fields of a pod's new status from its probes; the
@@ -97,7 +101,13 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 			if hasPrev {
 				prev = &prevStatus
 			}
-			st.Resources = containerStatusResources(c, cur, st.ContainerID, prev)
+			// What it runs with: the runtime's report, completed by what vk-cri applied (the
+			// pod is the allocated pod: a resize that waits is not in it).
+			applied, ok := in.Actuated[c.Name]
+			if !ok {
+				applied = c.Resources
+			}
+			st.Resources = containerStatusResources(c, cur, st.ContainerID, prev, applied)
 			st.AllocatedResources = allocatedContainerResources(c)
 			st.ImageID = cur.ImageRef
 			st.RestartCount = int32(cur.RestartCount)
@@ -206,7 +216,9 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 	if in.Probes != nil {
 		in.Probes.UpdatePodStatus(pod, &s)
 	}
-	s.Resources, s.AllocatedResources = podStatusResources(pod, old, in.PodCgroups, podCgroupExists(in))
+	// The pod cgroup holds what was applied to the containers (a resize in progress shows the
+	// old values there), the aggregates what is allocated.
+	s.Resources, s.AllocatedResources = podStatusResources(pod, withAllocation(pod, in.Actuated), old, in.PodCgroups, podCgroupExists(in))
 
 	initialized := initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, v1.PodPending)
 	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, in.Terminal, initialized.Status == v1.ConditionTrue)
@@ -233,6 +245,8 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 			conds = append(conds, c)
 		}
 	}
+	// The resize conditions carry the generation and times of their own events.
+	conds = append(conds, in.ResizeConditions...)
 	owned := len(conds)
 	conds = append(conds,
 		sandboxReadyCondition(in),

@@ -24,7 +24,7 @@ const (
 // ContainerStatus.Resources), each falling back to the previous status's value for the same
 // running instance when the runtime reports none. Memory requests are never reported by the
 // runtime and stay the spec's.
-func containerStatusResources(spec *v1.Container, cur *containerState, currentID string, old *v1.ContainerStatus) *v1.ResourceRequirements {
+func containerStatusResources(spec *v1.Container, cur *containerState, currentID string, old *v1.ContainerStatus, applied v1.ResourceRequirements) *v1.ResourceRequirements {
 	res := spec.Resources.DeepCopy()
 	if cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return res
@@ -39,31 +39,31 @@ func containerStatusResources(spec *v1.Container, cur *containerState, currentID
 			to[name] = q.DeepCopy()
 		}
 	}
-	applied := appliedContainerResources(cur.Resources, spec)
+	a := appliedContainerResources(cur.Resources, applied)
 	if res.Limits != nil {
-		if applied.cpuLimit != nil {
-			if applied.cpuLimit.MilliValue() > minMilliCPULimit || res.Limits.Cpu().MilliValue() > minMilliCPULimit {
-				res.Limits[v1.ResourceCPU] = *applied.cpuLimit
+		if a.cpuLimit != nil {
+			if a.cpuLimit.MilliValue() > minMilliCPULimit || res.Limits.Cpu().MilliValue() > minMilliCPULimit {
+				res.Limits[v1.ResourceCPU] = *a.cpuLimit
 			}
 		} else {
 			keepOld(v1.ResourceCPU, oldRes.Limits, res.Limits)
 		}
-		if applied.memoryLimit != nil {
-			res.Limits[v1.ResourceMemory] = *applied.memoryLimit
+		if a.memoryLimit != nil {
+			res.Limits[v1.ResourceMemory] = *a.memoryLimit
 		} else {
 			keepOld(v1.ResourceMemory, oldRes.Limits, res.Limits)
 		}
 	}
 	if res.Requests != nil {
-		if applied.cpuRequest != nil {
-			if applied.cpuRequest.MilliValue() > minMilliCPUShares || res.Requests.Cpu().MilliValue() > minMilliCPUShares {
-				res.Requests[v1.ResourceCPU] = *applied.cpuRequest
+		if a.cpuRequest != nil {
+			if a.cpuRequest.MilliValue() > minMilliCPUShares || res.Requests.Cpu().MilliValue() > minMilliCPUShares {
+				res.Requests[v1.ResourceCPU] = *a.cpuRequest
 			}
 		} else {
 			keepOld(v1.ResourceCPU, oldRes.Requests, res.Requests)
 		}
-		if applied.memoryRequest != nil {
-			res.Requests[v1.ResourceMemory] = *applied.memoryRequest
+		if a.memoryRequest != nil {
+			res.Requests[v1.ResourceMemory] = *a.memoryRequest
 		} else {
 			keepOld(v1.ResourceMemory, oldRes.Requests, res.Requests)
 		}
@@ -78,10 +78,10 @@ type appliedResources struct {
 
 // appliedContainerResources reads the runtime's report of a container's cgroup settings as the
 // kubelet does: shares as a cpu request, quota over period as a cpu limit, a positive memory
-// limit. The kubelet completes the report from what it applied itself: everything when the
-// runtime reports nothing, else the memory request (which no cgroup setting holds); vk-cri never
-// resizes a container, so what it applied is the spec.
-func appliedContainerResources(r *runtimeapi.LinuxContainerResources, spec *v1.Container) appliedResources {
+// limit. The kubelet completes the report from what it applied itself (its actuated resources:
+// the allocation at the container's creation or its last in-place resize): everything when the
+// runtime reports nothing, else the memory request (which no cgroup setting holds).
+func appliedContainerResources(r *runtimeapi.LinuxContainerResources, applied v1.ResourceRequirements) appliedResources {
 	var a appliedResources
 	if r != nil {
 		if r.CpuPeriod > 0 {
@@ -100,13 +100,13 @@ func appliedContainerResources(r *runtimeapi.LinuxContainerResources, spec *v1.C
 	}
 	if a.cpuRequest == nil && a.cpuLimit == nil && a.memoryLimit == nil {
 		return appliedResources{
-			cpuRequest:    spec.Resources.Requests.Cpu(),
-			cpuLimit:      spec.Resources.Limits.Cpu(),
-			memoryRequest: spec.Resources.Requests.Memory(),
-			memoryLimit:   spec.Resources.Limits.Memory(),
+			cpuRequest:    applied.Requests.Cpu(),
+			cpuLimit:      applied.Limits.Cpu(),
+			memoryRequest: applied.Requests.Memory(),
+			memoryLimit:   applied.Limits.Memory(),
 		}
 	}
-	if q := spec.Resources.Requests[v1.ResourceMemory]; !q.IsZero() {
+	if q := applied.Requests[v1.ResourceMemory]; !q.IsZero() {
 		a.memoryRequest = &q
 	}
 	return a
@@ -207,9 +207,11 @@ var podResourceOptions = resourcehelper.PodResourcesOptions{}
 // v1.37 reports them (InPlacePodLevelResourcesVerticalScaling): allocatedResources is the pod's
 // aggregate requests. resources is the aggregate requests and limits while the pod was not
 // running at the previous status; once it was, it is what the kubelet reads back from the pod
-// cgroup it configured (cgroupPresent: until the pod's teardown removed it), a value falling
-// back to the previous status's when the cgroup does not hold it.
-func podStatusResources(pod *v1.Pod, old v1.PodStatus, model podCgroupModel, cgroupPresent bool) (*v1.ResourceRequirements, v1.ResourceList) {
+// cgroup it configured for the resources applied to the containers (applied: the pod with each
+// container's actuated resources; a resize in progress still shows the old ones there), while
+// cgroupPresent (until the pod's teardown removed it), a value falling back to the previous
+// status's when the cgroup does not hold it.
+func podStatusResources(pod, applied *v1.Pod, old v1.PodStatus, model podCgroupModel, cgroupPresent bool) (*v1.ResourceRequirements, v1.ResourceList) {
 	requests := resourcehelper.PodRequests(pod, podResourceOptions)
 	allocated := nonEmpty(requests)
 	res := pod.Spec.Resources.DeepCopy()
@@ -236,7 +238,7 @@ func podStatusResources(pod *v1.Pod, old v1.PodStatus, model podCgroupModel, cgr
 			to[name] = q.DeepCopy()
 		}
 	}
-	cg := kubeletPodCgroup(pod, model)
+	cg := kubeletPodCgroup(applied, model)
 	if !cgroupPresent {
 		cg = podCgroupReadback{}
 	}

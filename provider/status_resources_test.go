@@ -126,7 +126,7 @@ func TestContainerStatusResources(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := containerStatusResources(&tc.spec, tc.cur, "containerd://"+tc.cur.ID, tc.old)
+			got := containerStatusResources(&tc.spec, tc.cur, "containerd://"+tc.cur.ID, tc.old, tc.spec.Resources)
 			if diff := cmp.Diff(tc.want, jsonOf(t, got)); diff != "" {
 				t.Errorf("resources (-want +got):\n%s", diff)
 			}
@@ -288,7 +288,7 @@ func TestPodStatusResources(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, allocated := podStatusResources(tc.pod, tc.old, tc.model, !tc.absent)
+			res, allocated := podStatusResources(tc.pod, tc.pod, tc.old, tc.model, !tc.absent)
 			if diff := cmp.Diff(tc.want, jsonOf(t, res)); diff != "" {
 				t.Errorf("resources (-want +got):\n%s", diff)
 			}

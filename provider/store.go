@@ -57,6 +57,10 @@ type podRecord struct {
 	cadence syncCadence
 	// failure is set when vk-cri ended the pod Failed itself (its active deadline passed).
 	failure *podFailure
+	// resize holds the pod's resize conditions; resizeLoaded is set once they were taken from
+	// the status reported before (by a vk-cri that restarted since).
+	resize       resizeConditions
+	resizeLoaded bool
 	// cancelSync, while a sync runs, interrupts it (a postStart hook, an image pull) when the
 	// pod is to be deleted, as the kubelet's pod workers do.
 	cancelSync func()

@@ -38,6 +38,11 @@ func (p *Provider) startWorker(rec *podRecord) {
 			firstSync = false
 			if gone {
 				p.pods.remove(rec.uid)
+				if err := p.alloc.remove(rec.uid); err != nil {
+					p.log.WithError(err).WithField("uid", rec.uid).Warn("forgetting the pod's allocation")
+				}
+				// Its resources are free: resizes waiting for them are tried again.
+				p.retryPendingResizes()
 				return
 			}
 			if !timer.Stop() {
@@ -120,6 +125,12 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	if p.rejectIfInadmissible(rec, pod, rt) {
 		return next, false
 	}
+	// The pod as allocated: what its containers are configured and resized with (a resize
+	// that waits for resources changes nothing yet).
+	apod := pod
+	if !finished {
+		apod = p.allocate(rec, pod, rt)
+	}
 	if !finished && p.cfg.Objects != nil {
 		// Like the kubelet, on each sync: the objects the pod refers to are followed by watches
 		// from now on, and env, volumes and pull secrets read them from there.
@@ -147,7 +158,8 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		}
 		next = minPositive(next, left)
 		p.probes.AddPod(pod)
-		actions := computePodActions(pod, rt, p.restarts, p.probes)
+		p.trackResizeProgress(rec, apod, rt)
+		actions := computePodActions(apod, rt, p.restarts, p.probes)
 		acted = actions.changesRuntime()
 		if acted {
 			// Like the kubelet, report the state the sync starts from before acting on it, so that
@@ -160,7 +172,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			}
 			p.setStatus(rec, pod, st)
 		}
-		reasons, retry := p.execute(ctx, rec, pod, rt, actions)
+		reasons, retry := p.execute(ctx, rec, apod, rt, actions)
 		rec.mu.Lock()
 		previous := rec.reasons
 		// An ephemeral container's start failure shows at once: it is never tried again.
@@ -190,6 +202,8 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			rec.mu.Lock()
 			rec.reasons = statusReasons(before, rt, rec.reasons, lastReasons)
 			rec.mu.Unlock()
+			// As the kubelet's next sync, which the resize asks for at once, finds it done.
+			p.trackResizeProgress(rec, apod, rt)
 		}
 	}
 	status := p.computeStatus(rec, pod, rt, finished, false)
@@ -203,6 +217,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		rec.finished = true
 		rec.mu.Unlock()
 		log.WithField("phase", status.Phase).Info("pod finished")
+		p.retryPendingResizes()
 		// A finished pod's volumes go at once, as with the kubelet; its containers stay for logs.
 		if err := p.tearDownVolumes(rec.uid); err != nil {
 			log.WithError(err).Warn("tearing down the volumes of the finished pod")
@@ -228,7 +243,8 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 // changesRuntime reports whether executing the actions touched the runtime.
 func (a podActions) changesRuntime() bool {
 	return a.KillPod || a.CreateSandbox || a.InitToStart >= 0 || len(a.SidecarsToStart) > 0 ||
-		len(a.ContainersToStart) > 0 || len(a.ContainersToKill) > 0 || len(a.EphemeralToStart) > 0
+		len(a.ContainersToStart) > 0 || len(a.ContainersToKill) > 0 || len(a.EphemeralToStart) > 0 ||
+		len(a.ContainersToResize) > 0
 }
 
 // reportStatus computes the pod's status and publishes it when it changed.
@@ -251,7 +267,15 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 	if rec.deletionSeen != nil {
 		seen = *rec.deletionSeen
 	}
+	if terminal {
+		// A pod that will not run again has no resize to wait for or carry out.
+		rec.resize = resizeConditions{}
+	}
+	resize := rec.resize.list()
 	rec.mu.Unlock()
+	if alloc, ok := p.alloc.allocated(rec.uid); ok {
+		in = withAllocation(in, alloc)
+	}
 
 	st := generatePodStatus(statusInput{
 		Pod:         in,
@@ -265,6 +289,9 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 		Now:         time.Now(),
 		Probes:      p.probes,
 		PodCgroups:  p.podCgroups,
+		Actuated:    p.alloc.actuated(rec.uid),
+
+		ResizeConditions: resize,
 	})
 	if evicted != nil {
 		applyEviction(&st, evicted)

@@ -518,6 +518,16 @@ func checkScenario(t *testing.T, sc *scenario) {
 			}
 			switch s.Update.Subresource {
 			case "", "status":
+			case "resize":
+				// In-place resize: only container resources change, of containers the pod has.
+				if len(patch.Spec.Containers) == 0 {
+					t.Errorf("%s: a resize update changes no spec.containers", where)
+				}
+				for _, c := range patch.Spec.Containers {
+					if !hasContainer(pod, c.Name) {
+						t.Errorf("%s: resize of unknown container %q of pod %q", where, c.Name, pod.Name)
+					}
+				}
 			case "ephemeralcontainers":
 				// Later steps may name the ephemeral containers it adds.
 				if len(patch.Spec.EphemeralContainers) == 0 {
@@ -530,7 +540,7 @@ func checkScenario(t *testing.T, sc *scenario) {
 				}
 				pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers, patch.Spec.EphemeralContainers...)
 			default:
-				t.Errorf("%s: update.subresource %q is not \"status\" or \"ephemeralcontainers\"", where, s.Update.Subresource)
+				t.Errorf("%s: update.subresource %q is not \"status\", \"ephemeralcontainers\" or \"resize\"", where, s.Update.Subresource)
 			}
 			lastFor[pod.Name] = "open"
 		case s.Delete != nil:
