@@ -266,10 +266,20 @@ func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, probes 
 			return
 		case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
 			if !isSidecar(c) {
+				// Resized in place while it runs (the API allows no restart policy for the
+				// resize of an init container that is not a sidecar).
+				if resizeActions(c, i, true, cur, rt, a) {
+					a.InitToStart = i
+				}
 				return
 			}
 			if k, failed := probeFailure(pod, c, cur, probes, true); failed {
 				a.ContainersToKill = append(a.ContainersToKill, k)
+				a.InitToStart = i
+				return
+			}
+			if resizeActions(c, i, true, cur, rt, a) {
+				// Its resize policy restarts it.
 				a.InitToStart = i
 				return
 			}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/nodedeclaredfeatures/features/inplacepodresize"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -282,11 +283,16 @@ func resizeKillMessage(name string) string {
 }
 
 // resizeInProgress reports whether a running resizable container still runs with other
-// resources than allocated: the kubelet's PodResizeInProgress stays until none does.
+// resources than allocated: the kubelet's PodResizeInProgress stays until none does. Like the
+// kubelet's, the check leaves out init containers that are not sidecars (their resize is
+// applied all the same).
 func resizeInProgress(pod *v1.Pod, rt *podRuntime) bool {
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
 			c := &list[i]
+			if isInitName(pod, c.Name) && !isSidecar(c) {
+				continue
+			}
 			cur := rt.latest(c.Name)
 			if cur == nil || !cur.running() {
 				continue
@@ -297,4 +303,12 @@ func resizeInProgress(pod *v1.Pod, rt *podRuntime) bool {
 		}
 	}
 	return false
+}
+
+// DeclaredFeatures are the node features of in-place resize vk-cri supports, as the kubelet
+// declares them in the node's status: resizing init containers that are not sidecars (regular
+// containers and sidecars need no declaration). Pod-level resources are not resized: vk-cri's
+// pod cgroup carries no limits of its own.
+func DeclaredFeatures() []string {
+	return []string{inplacepodresize.IPPRInitContainersFeatureGate}
 }

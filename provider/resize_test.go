@@ -113,6 +113,25 @@ func TestComputePodActionsResize(t *testing.T) {
 				ContainersToKill: []killTarget{{ID: "c-a", Name: "a", Reason: "definition changed"}}},
 		},
 		{
+			name: "running init container (not a sidecar) resized in place",
+			pod:  testPod(withInit(sized(ctr("i1"), big)), withContainers(b)),
+			rt:   withActuated(rtOf(s1, running(sized(ctr("i1"), big), "c-i1", "s1")), map[string]v1.ResourceRequirements{"i1": small}),
+			want: podActions{SandboxID: "s1", InitToStart: -1, ContainersToResize: []resizeTarget{{ID: "c-i1", Name: "i1", Init: true, Desired: big, Current: small}}},
+		},
+		{
+			name: "sidecar resized in place while the next init container starts",
+			pod:  testPod(withInit(side, ctr("i2")), withContainers(b)),
+			rt:   withActuated(rtOf(s1, running(side, "c-side", "s1")), map[string]v1.ResourceRequirements{"side": small}),
+			want: podActions{SandboxID: "s1", InitToStart: 1, ContainersToResize: []resizeTarget{{ID: "c-side", Name: "side", Init: true, Desired: big, Current: small}}},
+		},
+		{
+			name: "sidecar restarted by its resize policy during initialisation",
+			pod:  testPod(withInit(sideRestart, ctr("i2")), withContainers(b)),
+			rt:   withActuated(rtOf(s1, running(sideRestart, "c-side", "s1")), map[string]v1.ResourceRequirements{"side": small}),
+			want: podActions{SandboxID: "s1", InitToStart: 0,
+				ContainersToKill: []killTarget{{ID: "c-side", Name: "side", Reason: "resize", Message: "Container side resize requires restart"}}},
+		},
+		{
 			name: "running sidecar resized in place",
 			pod:  testPod(withInit(side), withContainers(b)),
 			rt:   withActuated(rtOf(s1, running(side, "c-side", "s1"), running(b, "c-b", "s1")), map[string]v1.ResourceRequirements{"side": small}),
@@ -280,6 +299,14 @@ func TestResizeInProgress(t *testing.T) {
 	}
 	if resizeInProgress(testPod(withContainers(a)), withActuated(rtOf(s1, exited(a, "c-a", "s1", 0)), map[string]v1.ResourceRequirements{"a": small})) {
 		t.Errorf("a container that does not run needs no resize")
+	}
+	i1 := sized(ctr("i1"), big)
+	if resizeInProgress(testPod(withInit(i1), withContainers(ctr("b"))), withActuated(rtOf(s1, running(i1, "c-i1", "s1")), map[string]v1.ResourceRequirements{"i1": small})) {
+		t.Errorf("an init container that is not a sidecar is left out, as by the kubelet")
+	}
+	side := sized(sidecarCtr("side"), big)
+	if !resizeInProgress(testPod(withInit(side), withContainers(ctr("b"))), withActuated(rtOf(s1, running(side, "c-side", "s1")), map[string]v1.ResourceRequirements{"side": small})) {
+		t.Errorf("a sidecar counts")
 	}
 }
 

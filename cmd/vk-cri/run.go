@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sort"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
@@ -220,8 +221,9 @@ func run(ctx context.Context, o *options) error {
 				OwnerReferences: owners,
 				Machine:         measured.machineInfo(),
 				Pressure:        measured.pressure(),
-				// The kubelet API's WebSocket streams are served here (package streaming).
-				DeclaredFeatures: streaming.DeclaredFeatures(),
+				// The kubelet API's WebSocket streams are served here (package streaming), in-place
+				// resizes by the provider.
+				DeclaredFeatures: declaredFeatures(streaming.DeclaredFeatures(), provider.DeclaredFeatures()),
 			})
 			if err != nil {
 				return nil, nil, err
@@ -301,4 +303,14 @@ func systemLogDir(o *options) string {
 		return ""
 	}
 	return o.SystemLogDir
+}
+
+// declaredFeatures is the node's declared features, sorted as the kubelet lists them.
+func declaredFeatures(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -520,10 +520,10 @@ func checkScenario(t *testing.T, sc *scenario) {
 			case "", "status":
 			case "resize":
 				// In-place resize: only container resources change, of containers the pod has.
-				if len(patch.Spec.Containers) == 0 {
-					t.Errorf("%s: a resize update changes no spec.containers", where)
+				if len(patch.Spec.Containers)+len(patch.Spec.InitContainers) == 0 {
+					t.Errorf("%s: a resize update changes no container", where)
 				}
-				for _, c := range patch.Spec.Containers {
+				for _, c := range append(patch.Spec.Containers, patch.Spec.InitContainers...) {
 					if !hasContainer(pod, c.Name) {
 						t.Errorf("%s: resize of unknown container %q of pod %q", where, c.Name, pod.Name)
 					}

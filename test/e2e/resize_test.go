@@ -328,3 +328,36 @@ func freeCPU(t *testing.T, ns string) int64 {
 	}
 	return free
 }
+
+// An init container that is not a sidecar is resized in place while it runs (the node declares
+// InPlacePodVerticalScalingInitContainers, as the kubelet does, so the API server lets it
+// through): its cgroup gets the new quota, its status the new values, and the pod goes on.
+func TestResizeInitContainerInPlace(t *testing.T) {
+	ns := newNamespace(t)
+	pod := resizablePod("init")
+	init := busybox("init", "while [ ! -e /tmp/done ]; do sleep 0.2; done")
+	init.Resources = pod.Spec.Containers[0].Resources
+	pod.Spec.InitContainers = []v1.Container{init}
+	createPod(t, ns, pod)
+	waitPod(t, ns, "init", 2*time.Minute, "init container running", func(p *v1.Pod) bool {
+		return len(p.Status.InitContainerStatuses) == 1 && p.Status.InitContainerStatuses[0].State.Running != nil
+	})
+	patch := `{"spec":{"initContainers":[{"name":"init","resources":{"requests":{"cpu":"200m"},"limits":{"cpu":"200m"}}}]}}`
+	if _, err := s.kube.CoreV1().Pods(ns).Patch(ctxFor(t, 30*time.Second), "init", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "resize"); err != nil {
+		t.Fatalf("resizing the init container: %v", err)
+	}
+	p := waitPod(t, ns, "init", time.Minute, "init container resized", func(p *v1.Pod) bool {
+		st := p.Status.InitContainerStatuses[0]
+		return p.Status.ObservedGeneration == 2 && st.State.Running != nil && st.Resources != nil && st.Resources.Limits.Cpu().String() == "200m"
+	})
+	if got := p.Status.InitContainerStatuses[0].AllocatedResources.Cpu().String(); got != "200m" {
+		t.Errorf("init container allocatedResources cpu %s, want 200m", got)
+	}
+	script := "if [ -e /sys/fs/cgroup/cpu.max ]; then cat /sys/fs/cgroup/cpu.max; else cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us; fi"
+	if got := strings.Fields(mustKubectl(t, nil, "", "-n", ns, "exec", "init", "-c", "init", "--", "sh", "-c", script))[0]; got != "20000" {
+		t.Errorf("init container cpu quota %s, want 20000", got)
+	}
+	exactEvent(t, ns, "init", "ResizeStarted", `Pod resize started: {"initContainers":[{"name":"init","resources":{"limits":{"cpu":"200m","memory":"64Mi"},"requests":{"cpu":"200m","memory":"64Mi"}}}],"containers":[{"name":"a","resources":{"limits":{"cpu":"100m","memory":"64Mi"},"requests":{"cpu":"100m","memory":"64Mi"}}}],"generation":2}`)
+	mustKubectl(t, nil, "", "-n", ns, "exec", "init", "-c", "init", "--", "touch", "/tmp/done")
+	waitPod(t, ns, "init", time.Minute, "running and ready", isRunningReady)
+}
