@@ -23,13 +23,14 @@ func (p *Provider) allocate(rec *podRecord, pod *v1.Pod, rt *podRuntime) *v1.Pod
 	p.loadResizeConditions(rec)
 	alloc, ok := p.alloc.allocated(pod.UID)
 	if !ok {
-		if err := p.alloc.setAllocated(pod.UID, specAllocation(pod)); err != nil {
+		spec := specAllocation(pod)
+		if err := p.alloc.setAllocated(pod.UID, spec); err != nil {
 			log.WithError(err).Warn("recording the pod's allocated resources")
 		}
 		// Containers that run already were created from this spec (found at start-up, from a
 		// vk-cri that kept no allocations): that is what was applied to them.
 		for _, c := range rt.Containers {
-			if r, ok := specAllocation(pod)[c.Name]; ok && c.running() {
+			if r, ok := spec[c.Name]; ok && c.running() {
 				if err := p.alloc.setActuated(pod.UID, c.Name, r); err != nil {
 					log.WithError(err).Warn("recording the containers' applied resources")
 				}
