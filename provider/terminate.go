@@ -240,7 +240,9 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	log.Info("pod terminated and removed from the runtime")
 	p.probes.RemovePod(rec.uid)
 	if deletedInAPI {
-		go p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
+		// In the worker, so that the pod's record stays (and virtual-kubelet's force deletions
+		// are still handed over to it) until the pod is gone from the API.
+		p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
 	}
 	return 0, true
 }
