@@ -197,4 +197,3 @@ func knownBug(t *testing.T, bug, diff string) {
 		t.Errorf("regression of a fixed difference from the kubelet: %s\n(-kubelet +vk-cri):\n%s", bug, diff)
 	}
 }
-
