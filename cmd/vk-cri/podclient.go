@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,5 +94,35 @@ func followAPIStatus(c *node.PodControllerConfig, p apiStatusObserver) error {
 		}
 	}
 	c.PodClient = pods
+	if h, ok := c.Provider.(asyncPodHandler); ok && pods.current != nil {
+		c.Provider = controllerPodView{asyncPodHandler: h, current: pods.current}
+	}
 	return nil
+}
+
+// asyncPodHandler is a provider that tells the pod controller of status changes itself.
+type asyncPodHandler interface {
+	node.PodLifecycleHandler
+	node.PodNotifier
+}
+
+// controllerPodView is the provider as the pod controller sees it. The controller looks a pod up
+// by name, and when it finds one whose spec looks equal it neither creates nor updates anything.
+// A pod recreated under the name of a pod vk-cri is still terminating (a grace-0 deletion leaves
+// the API at once) would so never reach the provider. The kubelet tells pods apart by UID: here
+// the provider's pod is hidden from the controller while the API holds another pod of that name.
+type controllerPodView struct {
+	asyncPodHandler
+	current func(namespace, name string) (*v1.Pod, error)
+}
+
+func (v controllerPodView) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	pod, err := v.asyncPodHandler.GetPod(ctx, namespace, name)
+	if err != nil || pod == nil {
+		return pod, err
+	}
+	if api, err := v.current(namespace, name); err == nil && api.UID != pod.UID {
+		return nil, errdefs.NotFoundf("pod %s/%s with UID %s is not on this node yet (UID %s is terminating)", namespace, name, api.UID, pod.UID)
+	}
+	return pod, nil
 }

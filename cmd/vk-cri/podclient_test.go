@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -79,6 +81,54 @@ func TestStatusUpdatesKeepConditionsOthersWrote(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got.Status.Conditions); diff != "" {
 				t.Errorf("conditions written (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+type namedPods struct {
+	asyncPodHandler
+	pods map[string]*v1.Pod
+}
+
+func (n namedPods) GetPod(_ context.Context, namespace, name string) (*v1.Pod, error) {
+	if p, ok := n.pods[namespace+"/"+name]; ok {
+		return p, nil
+	}
+	return nil, errdefs.NotFoundf("no pod %s/%s", namespace, name)
+}
+
+func TestControllerDoesNotTakeATerminatingPodForItsSuccessor(t *testing.T) {
+	running := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "same", UID: "old"}}
+	for _, tc := range []struct {
+		name     string
+		inAPI    *v1.Pod
+		wantUID  types.UID
+		notFound bool
+	}{
+		{"the API's pod is the provider's", &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "same", UID: "old"}}, "old", false},
+		{"a successor under the same name hides the terminating pod", &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "same", UID: "new"}}, "", true},
+		{"a pod gone from the API is still the provider's (the controller deletes it)", nil, "old", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			view := controllerPodView{
+				asyncPodHandler: namedPods{pods: map[string]*v1.Pod{"ns/same": running}},
+				current: func(namespace, name string) (*v1.Pod, error) {
+					if tc.inAPI == nil {
+						return nil, apierrors.NewNotFound(v1.Resource("pods"), name)
+					}
+					return tc.inAPI, nil
+				},
+			}
+			got, err := view.GetPod(context.Background(), "ns", "same")
+			if tc.notFound {
+				if !errdefs.IsNotFound(err) || got != nil {
+					t.Fatalf("GetPod = %v, %v; want a NotFound error", got, err)
+				}
+				return
+			}
+			if err != nil || got.UID != tc.wantUID {
+				t.Fatalf("GetPod = %v, %v; want UID %s", got, err, tc.wantUID)
 			}
 		})
 	}
