@@ -39,35 +39,28 @@ func containerStatusResources(spec *v1.Container, cur *containerState, currentID
 			to[name] = q.DeepCopy()
 		}
 	}
+	// Each list takes the runtime's cpu and memory values, or keeps the previous status's where it
+	// reports none; a cpu value at or below the runtime's floor stays the spec's.
+	report := func(list, oldList v1.ResourceList, cpu, memory *resource.Quantity, cpuFloor int64) {
+		if list == nil {
+			return
+		}
+		if cpu != nil {
+			if cpu.MilliValue() > cpuFloor || list.Cpu().MilliValue() > cpuFloor {
+				list[v1.ResourceCPU] = *cpu
+			}
+		} else {
+			keepOld(v1.ResourceCPU, oldList, list)
+		}
+		if memory != nil {
+			list[v1.ResourceMemory] = *memory
+		} else {
+			keepOld(v1.ResourceMemory, oldList, list)
+		}
+	}
 	a := appliedContainerResources(cur.Resources, applied)
-	if res.Limits != nil {
-		if a.cpuLimit != nil {
-			if a.cpuLimit.MilliValue() > minMilliCPULimit || res.Limits.Cpu().MilliValue() > minMilliCPULimit {
-				res.Limits[v1.ResourceCPU] = *a.cpuLimit
-			}
-		} else {
-			keepOld(v1.ResourceCPU, oldRes.Limits, res.Limits)
-		}
-		if a.memoryLimit != nil {
-			res.Limits[v1.ResourceMemory] = *a.memoryLimit
-		} else {
-			keepOld(v1.ResourceMemory, oldRes.Limits, res.Limits)
-		}
-	}
-	if res.Requests != nil {
-		if a.cpuRequest != nil {
-			if a.cpuRequest.MilliValue() > minMilliCPUShares || res.Requests.Cpu().MilliValue() > minMilliCPUShares {
-				res.Requests[v1.ResourceCPU] = *a.cpuRequest
-			}
-		} else {
-			keepOld(v1.ResourceCPU, oldRes.Requests, res.Requests)
-		}
-		if a.memoryRequest != nil {
-			res.Requests[v1.ResourceMemory] = *a.memoryRequest
-		} else {
-			keepOld(v1.ResourceMemory, oldRes.Requests, res.Requests)
-		}
-	}
+	report(res.Limits, oldRes.Limits, a.cpuLimit, a.memoryLimit, minMilliCPULimit)
+	report(res.Requests, oldRes.Requests, a.cpuRequest, a.memoryRequest, minMilliCPUShares)
 	return res
 }
 
