@@ -16,8 +16,14 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/vk-cri ./cmd/vk-cri
 
-## test: unit tests, then end-to-end tests on the real local stack (installs and builds what it needs).
-test: test-unit test-e2e
+## test: unit tests, then end-to-end tests on the real local stack (installs and builds what it needs);
+## ends with how long each phase took (hack/phases.sh summary), also when it fails.
+test:
+	@hack/phases.sh reset
+	@rc=0; hack/phases.sh run "unit tests" $(MAKE) --no-print-directory test-unit || rc=$$?; \
+	if [ $$rc -eq 0 ]; then hack/phases.sh run "build bin/vk-cri" $(MAKE) --no-print-directory build || rc=$$?; fi; \
+	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory test-e2e || rc=$$?; fi; \
+	echo; hack/phases.sh summary; exit $$rc
 
 test-unit:
 	$(GO) vet ./...

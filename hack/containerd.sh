@@ -76,14 +76,17 @@ install_packages() {
     return
   fi
   log "installing ${missing[*]} with apt-get"
+  phase_begin "apt-get install ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  phase_end "apt-get install ${missing[*]}"
   # The Debian package would start containerd through systemd/init scripts; we run our own.
 }
 
 build_crictl() {
   [[ -x "$CRICTL" ]] && return 0
   log "building crictl $CRI_TOOLS_VERSION from the Go module proxy into $CRICTL"
+  phase_begin "building crictl $CRI_TOOLS_VERSION"
   local dir src
   dir=$(GOFLAGS='' go mod download -json "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
   [[ -n "$dir" && -d "$dir" ]] || die "could not download sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION"
@@ -99,6 +102,7 @@ build_crictl() {
       -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" \
       -o "$CRICTL.tmp" ./cmd/crictl) || die "building crictl failed"
   mv "$CRICTL.tmp" "$CRICTL"
+  phase_end "building crictl $CRI_TOOLS_VERSION"
   ln -sfn "$(basename "$CRICTL")" "$CACHE_DIR/bin/crictl"
   log "crictl ready: $("$CRICTL" --version)"
 }

@@ -26,7 +26,7 @@ fi
 start=$SECONDS
 # Children never get the lock's descriptor: a daemon started meanwhile (containerd restarted by
 # the disruption tests, the registry, the control plane) would otherwise hold the lock forever.
-"$HACK_DIR/stack-up.sh" 9>&-
+phase "stack up" "$HACK_DIR/stack-up.sh" 9>&-
 log "stack ready in $((SECONDS - start))s; running e2e tests"
 
 run_args=()
@@ -36,16 +36,16 @@ fi
 
 rc=0
 (cd "$REPO_DIR" && VKCRI_STACK_ENV="$STACK_DIR/env" VKCRI_BIN="$REPO_DIR/bin/vk-cri" \
-  go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-40m}" "${run_args[@]}" ./test/e2e/...) 9>&- || rc=$?
+  phase "e2e tests" go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-40m}" "${run_args[@]}" ./test/e2e/...) 9>&- || rc=$?
 
 # Fidelity: the compare scenarios that match the upstream kubelet must keep matching.
 if (( rc == 0 )) && [[ -z "${E2E_RUN:-}" ]]; then
-  "$HACK_DIR/compare-ci.sh" 9>&- || rc=$?
+  phase "compare" "$HACK_DIR/compare-ci.sh" 9>&- || rc=$?
 fi
 
 if (( was_up == 0 )) && [[ -z "${E2E_RUN:-}" ]]; then
   log "taking the stack down again (it was not up before)"
-  "$HACK_DIR/stack-down.sh" 9>&- || true
+  phase "stack down" "$HACK_DIR/stack-down.sh" 9>&- || true
 fi
 log "e2e finished with exit code $rc after $((SECONDS - start))s"
 exit $rc

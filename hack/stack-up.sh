@@ -15,13 +15,13 @@ log "bringing the local stack up in $STACK_DIR"
 "$HACK_DIR/containerd.sh" start vk
 
 if [[ -x "$HACK_DIR/registry.sh" ]]; then
-  "$HACK_DIR/registry.sh" start
+  phase "registry: tools and test images" "$HACK_DIR/registry.sh" start
 else
   log "hack/registry.sh not present: no local registry at 127.0.0.1:$REGISTRY_PORT"
 fi
 
 "$HACK_DIR/pki.sh"
-"$HACK_DIR/control-plane.sh" start   # also applies hack/rbac/*.yaml
+phase "control plane" "$HACK_DIR/control-plane.sh" start   # also applies hack/rbac/*.yaml
 
 containerd_instance vk
 vk_endpoint=$CTRD_ENDPOINT vk_gateway=$CTRD_GATEWAY vk_subnet=$CTRD_SUBNET

@@ -42,9 +42,11 @@ wait_for() {
 }
 
 # run_with_progress DESCRIPTION COMMAND...: prints elapsed time every 30 s while COMMAND runs.
+# Its duration is recorded as a phase (phase_record).
 run_with_progress() {
   local what=$1; shift
-  local start=$SECONDS
+  local start=$SECONDS t0
+  t0=$(date +%s%3N)
   log "$what ..."
   "$@" &
   local pid=$!
@@ -52,8 +54,55 @@ run_with_progress() {
     for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
     kill -0 "$pid" 2>/dev/null && log "  still $what ($((SECONDS - start))s elapsed)"
   done
-  wait "$pid" || die "$what failed"
+  local rc=0
+  wait "$pid" || rc=$?
+  phase_record "$what" "$t0" "$rc"
+  (( rc == 0 )) || die "$what failed"
   log "$what: done in $((SECONDS - start))s"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Phase times: each script that does a long step (apt installs, builds, image builds, the stack,
+# the tests) appends a line "NAME<TAB>SECONDS<TAB>EXIT<TAB>START<TAB>PARENT" to PHASES_FILE when
+# the step ends (SECONDS with one decimal, START in epoch milliseconds); hack/phases.sh summary
+# prints them (make test does at its end, even when it fails). PARENT is the chain of enclosing phases (" > "-separated), passed to child processes
+# in VKCRI_PHASE. Recording never fails the caller.
+PHASES_FILE=${VKCRI_PHASES_FILE:-$REPO_DIR/_output/phases.tsv}
+export VKCRI_PHASES_FILE=$PHASES_FILE
+declare -gA _PHASE_T0=() _PHASE_OUTER=()
+
+# phase_record NAME START_MS [EXIT]: appends NAME's line, its duration ending now.
+phase_record() {
+  local name=$1 t0=$2 rc=${3:-0} ms
+  ms=$(( $(date +%s%3N) - t0 ))
+  { mkdir -p "$(dirname "$PHASES_FILE")" &&
+    printf '%s\t%d.%d\t%d\t%d\t%s\n' "${name//$'\t'/ }" "$((ms / 1000))" "$((ms % 1000 / 100))" "$rc" "$t0" \
+      "${VKCRI_PHASE:-}" >>"$PHASES_FILE"
+  } 2>/dev/null || true
+}
+
+# phase NAME COMMAND...: runs COMMAND as the phase NAME and returns its exit status. COMMAND
+# should be an external command: a shell function run here runs without set -e.
+phase() {
+  local name=$1 t0 rc=0 outer=${VKCRI_PHASE:-}; shift
+  t0=$(date +%s%3N)
+  VKCRI_PHASE="${outer:+$outer > }$name" "$@" || rc=$?
+  phase_record "$name" "$t0" "$rc"
+  return "$rc"
+}
+
+# phase_begin NAME / phase_end NAME: one-line markers around a step inside a script (a step
+# that fails under set -e is not recorded; the phase around the script is, with its status).
+phase_begin() {
+  _PHASE_T0[$1]=$(date +%s%3N)
+  _PHASE_OUTER[$1]=${VKCRI_PHASE:-}
+  export VKCRI_PHASE="${VKCRI_PHASE:+$VKCRI_PHASE > }$1"
+}
+phase_end() {
+  [[ -n "${_PHASE_T0[$1]:-}" ]] || return 0
+  VKCRI_PHASE=${_PHASE_OUTER[$1]}
+  phase_record "$1" "${_PHASE_T0[$1]}" 0
+  unset "_PHASE_T0[$1]" "_PHASE_OUTER[$1]"
 }
 
 # ---------------------------------------------------------------------------------------------
