@@ -49,6 +49,7 @@ skipped and only the others count.
 			return runCompare(cmd, o)
 		},
 	}
+	cmd.AddCommand(newCompareFlakesCommand())
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig with the rights to manage namespaces, pods, pods/exec, pods/log, events (default $KUBECONFIG)")
 	f.StringVar(&o.nodeA, "node-a", "", "node A (its lines are marked -)")
