@@ -48,7 +48,9 @@
 //
 // # Scenario files
 //
-// The format is documented in test/compare/README.md; scenario.go implements it. Additions
+// The format is documented in test/compare/README.md; scenario_parse.go implements it
+// (types in scenario.go, loading in scenario_load.go, step checks in scenario_validate.go,
+// `for:` in waitfor.go, decoding errors in jsonerror.go). Additions
 // to it, all optional:
 //
 //   - compare.eventCounts (bool): compare event counts, not only presence.
