@@ -27,7 +27,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		reasons[name] = r
 		p.containerEvent(pod, name, isInitName(pod, name), v1.EventTypeWarning, eventBackOff, "Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
 	}
-	grace := gracePeriod(pod)
+	grace := containerKillGrace(pod)
 
 	if a.KillPod {
 		p.killContainers(ctx, pod, rt.Containers, grace, true)
@@ -144,13 +144,6 @@ func isInitName(pod *v1.Pod, name string) bool {
 	return false
 }
 
-func gracePeriod(pod *v1.Pod) int64 {
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return v1.DefaultTerminationGracePeriodSeconds
-}
-
 // startContainer pulls the image as the policy says, then creates and starts one container.
 // On failure it returns the waiting reason the container's status shows.
 func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, isInit bool, sandboxID string, sbCfg *runtimeapi.PodSandboxConfig, rt *podRuntime) (waitingReason, error) {
@@ -253,7 +246,7 @@ func (p *Provider) runPostStart(ctx context.Context, pod *v1.Pod, c *v1.Containe
 	p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("postStart hook failed")
 	// Not the hook's message: it may hold what the command printed.
 	p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailedPostStartHook, "PostStartHook failed")
-	p.stopContainer(ctx, pod, stopRequest{ID: id, Name: c.Name, Grace: gracePeriod(pod), Message: eventFailedPostStartHook, Events: true})
+	p.stopContainer(ctx, pod, stopRequest{ID: id, Name: c.Name, Grace: containerKillGrace(pod), Message: eventFailedPostStartHook, Events: true})
 	return waitingReason{Reason: reasonPostStartHookError, Message: msg}, fmt.Errorf("postStart hook: %w", err)
 }
 

@@ -253,7 +253,7 @@ func (p *Provider) accept(pod *v1.Pod) {
 		rec.status = pod.Status.DeepCopy()
 		rec.apiConditions = foreignConditions(pod.Status.Conditions)
 		// A pod that finished before vk-cri restarted never runs again.
-		rec.finished = isTerminalPhase(pod.Status.Phase)
+		rec.claimedTerminal(pod)
 	}
 	claimed := rec.pod == nil
 	rec.pod = pod
@@ -280,7 +280,7 @@ func (p *Provider) ObserveAPIStatus(pod *v1.Pod) {
 		return
 	}
 	rec.mu.Lock()
-	deleted := newDeletion(pod, rec.deleting, rec.deletedInAPI, rec.gracePeriod)
+	deleted := newDeletion(pod, rec.lifecycle.deletion)
 	rec.mu.Unlock()
 	if deleted {
 		p.requestDeletion(rec, pod)
@@ -335,23 +335,7 @@ func (p *Provider) TakeOverRemoval(pod *v1.Pod) bool {
 func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 	rec.mu.Lock()
 	req := deletionRequest{Spec: rec.pod, Deleted: pod}
-	grace := req.gracePeriod()
-	if req.orphan() {
-		rec.orphan = true
-	}
-	if !rec.deleting || grace < rec.gracePeriod {
-		rec.gracePeriod = grace
-	}
-	switch {
-	case pod != nil && pod.DeletionTimestamp != nil:
-		rec.deletedInAPI = true
-		if rec.deletionSeen == nil {
-			rec.deletionSeen = pod.Status.DeepCopy()
-		}
-	case pod != nil:
-		rec.goneFromAPI = true
-	}
-	rec.deleting = true
+	rec.lifecycle.requestDeletion(req, req.gracePeriod())
 	if rec.cancelSync != nil {
 		rec.cancelSync()
 	}
@@ -363,9 +347,7 @@ func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 func (p *Provider) GetPod(_ context.Context, namespace, name string) (*v1.Pod, error) {
 	var found *podRecord
 	for _, r := range p.pods.byName(namespace, name) {
-		r.mu.Lock()
-		deleting := r.deleting
-		r.mu.Unlock()
+		deleting := r.lifecycleNow().deletion != nil
 		if found == nil || !deleting {
 			found = r
 		}

@@ -105,7 +105,7 @@ func (p *Provider) otherAllocatedPods(uid types.UID) ([]*v1.Pod, bool) {
 	var out []*v1.Pod
 	for _, r := range p.pods.list() {
 		r.mu.Lock()
-		pod, finished, deleting := r.pod, r.finished, r.deleting
+		pod, finished, deleting := r.pod, r.lifecycle.endedInPlace(), r.lifecycle.deletion != nil
 		r.mu.Unlock()
 		if pod == nil && !deleting {
 			return nil, false
