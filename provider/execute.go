@@ -47,7 +47,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 			// of its successor; removeDeadInstances clears it later.
 			continue
 		}
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, k.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, k.ID)); err != nil {
 			log.WithError(err).WithField("container", k.Name).Warn("removing replaced container")
 		}
 	}
@@ -82,7 +82,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		sandboxID = id
 		log.WithField("sandbox", id).Info("pod sandbox ready")
 		// The sandbox being ready is a step of its own in the pod's status.
-		if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
+		if fresh, err := p.runtime.inspectPod(ctx, string(rec.uid)); err == nil {
 			rt = fresh
 			p.reportStatus(rec, pod, rt, false)
 		}
@@ -128,7 +128,7 @@ func (p *Provider) runSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxCon
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return "", fmt.Errorf("creating pod log directory: %w", err)
 	}
-	id, err := p.rt.Runtime.RunPodSandbox(ctx, cfg, "")
+	id, err := p.runtime.RunPodSandbox(ctx, cfg, "")
 	if err != nil {
 		return "", fmt.Errorf("RunPodSandbox: %w", err)
 	}
@@ -183,7 +183,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	// A deletion interrupts a sync between steps, never a container half-way through its start
 	// (it would be left created, or exited with StartError): the runtime's own deadline bounds it.
 	rctx := context.WithoutCancel(ctx)
-	id, err := p.rt.Runtime.CreateContainer(rctx, sandboxID, cfg, sbCfg)
+	id, err := p.runtime.CreateContainer(rctx, sandboxID, cfg, sbCfg)
 	if err != nil {
 		why := runtimeCallFailure(reasonCreateContainer, err)
 		p.failedEvent(ctx, pod, c.Name, isInit, "%s", failedEventMessage(why))
@@ -199,7 +199,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
 		p.restarts.Restarted(backoffKey(pod, c.Name), prev.FinishedAt)
 	}
-	if err := p.rt.Runtime.StartContainer(rctx, id); err != nil {
+	if err := p.runtime.StartContainer(rctx, id); err != nil {
 		why := runtimeCallFailure(reasonRunContainer, err)
 		p.failedEvent(ctx, pod, c.Name, isInit, "%s", failedEventMessage(why))
 		return why, fmt.Errorf("StartContainer: %w", err)
@@ -258,7 +258,7 @@ func (p *Provider) removeOldInstances(ctx context.Context, pod *v1.Pod, rt *podR
 		if i == 0 || old.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, old.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, old.ID)); err != nil {
 			p.podLog(pod).WithError(err).WithField("container", name).Warn("removing old container instance")
 			continue
 		}

@@ -79,6 +79,9 @@ type Provider struct {
 	dns       dnsSource
 	probes    probeManager
 	hooks     *hookRunner
+	// runtime is what the pod workers sync and terminate pods with (the inspector and the CRI
+	// runtime service, behind a narrow interface).
+	runtime podRuntimeService
 	// alloc holds the resources allocated to and applied to each pod's containers.
 	alloc *allocationStore
 
@@ -154,6 +157,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		relists:     newRelistClock(),
 		alloc:       newAllocationStore(filepath.Join(cfg.RootDir, allocationFile)),
 	}
+	p.runtime = criPodRuntime{inspector: p.inspector, RuntimeService: rt.Runtime}
 	p.probes = prober.NewManager(context.Background(), p.lastStatus, rt.Runtime,
 		prober.WithEvents(p.probeEvent),
 		prober.WithUpdates(p.probeVerdictChanged),

@@ -59,7 +59,7 @@ func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, r stopRequest
 	// The runtime's own request timeout would cut a long grace period short.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(grace)*time.Second+time.Minute)
 	defer cancel()
-	if err := cri.IgnoreNotFound(p.rt.Runtime.StopContainer(sctx, r.ID, grace)); err != nil {
+	if err := cri.IgnoreNotFound(p.runtime.StopContainer(sctx, r.ID, grace)); err != nil {
 		p.log.WithError(err).WithFields(map[string]any{"container": r.Name, "id": r.ID}).Warn("stopping container")
 	}
 }
@@ -154,7 +154,7 @@ func (p *Provider) stopSandboxes(ctx context.Context, pod *v1.Pod, rt *podRuntim
 		if !sb.Ready {
 			continue
 		}
-		if err := cri.IgnoreNotFound(p.rt.Runtime.StopPodSandbox(ctx, sb.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.StopPodSandbox(ctx, sb.ID)); err != nil {
 			p.log.WithError(err).WithFields(map[string]any{"pod": pod.Namespace + "/" + pod.Name, "sandbox": sb.ID}).Warn("stopping pod sandbox")
 		}
 	}
@@ -219,7 +219,7 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		plan := planTermination(spec, l)
 		// Nothing restarts a terminating pod's containers: a failing liveness probe must not kill one.
 		p.probes.StopLivenessAndStartup(rec.uid)
-		if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
+		if rt, err = p.runtime.inspectPod(ctx, string(rec.uid)); err != nil {
 			return false, fmt.Errorf("reading the pod's state from the runtime while terminating: %w", err)
 		}
 		if l.orphan() {
@@ -243,7 +243,7 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 			// Its resources are free: resizes waiting for them are tried again.
 			p.retryPendingResizes()
 		}
-		if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
+		if rt, err = p.runtime.inspectPod(ctx, string(rec.uid)); err != nil {
 			return false, fmt.Errorf("reading the pod's state from the runtime while terminating: %w", err)
 		}
 		if spec != nil {
@@ -282,7 +282,7 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 	log := p.podLog(pod)
 	if rt == nil {
 		var err error
-		if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
+		if rt, err = p.runtime.inspectPod(ctx, string(rec.uid)); err != nil {
 			return fmt.Errorf("reading the pod's state from the runtime before removing it: %w", err)
 		}
 		stoppedAt = time.Now()
@@ -298,12 +298,12 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 		final = &st
 	}
 	for _, c := range rt.Containers {
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, c.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, c.ID)); err != nil {
 			return fmt.Errorf("removing container %s: %w", c.Name, err)
 		}
 	}
 	for _, sb := range rt.Sandboxes {
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemovePodSandbox(ctx, sb.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.RemovePodSandbox(ctx, sb.ID)); err != nil {
 			return fmt.Errorf("removing pod sandbox %s: %w", sb.ID, err)
 		}
 	}

@@ -124,7 +124,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		cancel()
 	}()
 	syncStart := time.Now()
-	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
+	rt, err := p.runtime.inspectPod(ctx, string(rec.uid))
 	if err != nil {
 		return 0, false, fmt.Errorf("reading the pod's state from the runtime: %w", err)
 	}
@@ -227,7 +227,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		}
 		if actions.changesRuntime() {
 			before := rt
-			if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
+			if rt, err = p.runtime.inspectPod(ctx, string(rec.uid)); err != nil {
 				return 0, false, fmt.Errorf("reading the pod's state from the runtime: %w", err)
 			}
 			rec.mu.Lock()
@@ -250,7 +250,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 				return 0, false, err
 			}
 		}
-		if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
+		if fresh, err := p.runtime.inspectPod(ctx, string(rec.uid)); err == nil {
 			rt = fresh
 		}
 		status = p.computeStatus(rec, pod, rt, true, false)
