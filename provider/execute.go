@@ -84,7 +84,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		// The sandbox being ready is a step of its own in the pod's status.
 		if fresh, err := p.runtime.inspectPod(ctx, string(rec.uid)); err == nil {
 			rt = fresh
-			p.reportStatus(rec, pod, rt, false)
+			p.reportStatus(rec, pod, rt)
 		}
 	}
 

@@ -106,7 +106,7 @@ type Provider struct {
 // NodeAllocatable returns the node's allocatable resources (nil before the node is described):
 // what memory-backed volumes and resourceFieldRef default to without limits.
 func (p *Provider) NodeAllocatable() v1.ResourceList {
-	_, allocatable := p.nodeFacts()
+	_, allocatable := p.currentNodeFacts()
 	return allocatable
 }
 

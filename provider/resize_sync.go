@@ -47,7 +47,7 @@ func (p *Provider) allocate(rec *podRecord, pod *v1.Pod, rt *podRuntime) *v1.Pod
 		return pod
 	}
 	others, complete := p.otherAllocatedPods(pod.UID)
-	_, allocatable := p.nodeFacts()
+	_, allocatable := p.currentNodeFacts()
 	if !complete || allocatable == nil {
 		// Like the kubelet, which resolves no resize before it knows all its pods and its
 		// node: after a restart, a pod found in the runtime and not yet claimed by the API
@@ -175,7 +175,7 @@ func (p *Provider) retryPendingResizes() {
 // A memory limit may not go below what the container uses now: the kubelet refuses that
 // resize (it would have the container OOM-killed) and so does vk-cri.
 func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1.Pod, targets []resizeTarget) error {
-	node, _ := p.nodeFacts()
+	node, _ := p.currentNodeFacts()
 	for _, t := range targets {
 		c := containerByIndex(pod, t.Index, t.Init)
 		if c == nil {

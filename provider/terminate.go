@@ -226,7 +226,7 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 			log.WithField("gracePeriod", plan.Grace).Info("stopping the containers of a pod the API no longer has")
 		}
 		if plan.ReportFirst {
-			p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, false, false))
+			p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, statusLive))
 		}
 		if plan.Event != nil {
 			log.WithField("reason", plan.Event.Reason).Info("ending the pod")
@@ -248,7 +248,7 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		}
 		if spec != nil {
 			// As the kubelet, the status once nothing runs.
-			p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, true, false))
+			p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, statusTerminal))
 		}
 		l = rec.lifecycleNow()
 	}
@@ -293,7 +293,7 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 	var final *v1.PodStatus
 	if spec != nil {
 		// The status the pod leaves the API with.
-		st := p.computeStatus(rec, spec, rt, true, true)
+		st := p.computeStatus(rec, spec, rt, statusFinal)
 		p.setStatus(rec, spec, st)
 		final = &st
 	}

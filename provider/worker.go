@@ -167,7 +167,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	// refreshed on each sync, which carries ConfigMap, Secret and label changes into the pod.
 	if !finished {
 		if blocked, retryIn := p.setUpVolumes(ctx, pod); blocked {
-			p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, false, false))
+			p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, statusLive))
 			return retryIn, false, nil
 		}
 	}
@@ -198,7 +198,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			// watchers see each step (ContainerCreating, sandbox ready, running). A pod whose
 			// regular containers are done while others still run (sidecars, ephemeral
 			// containers, killed by this sync) keeps its phase until they have stopped.
-			st := p.computeStatus(rec, pod, rt, false, false)
+			st := p.computeStatus(rec, pod, rt, statusLive)
 			if isTerminalPhase(st.Phase) {
 				st = interimStatus(st, rec.view().Status)
 			}
@@ -237,7 +237,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			p.trackResizeProgress(rec, apod, rt)
 		}
 	}
-	status := p.computeStatus(rec, pod, rt, finished, false)
+	status := p.computeStatus(rec, pod, rt, stageOf(finished))
 	if !finished && isTerminalPhase(status.Phase) {
 		// The kubelet stops a finished pod's sandbox before it reports the terminal phase (the
 		// API accepts no status change after it); its containers stay for logs and status. Until
@@ -253,7 +253,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		if fresh, err := p.runtime.inspectPod(ctx, string(rec.uid)); err == nil {
 			rt = fresh
 		}
-		status = p.computeStatus(rec, pod, rt, true, false)
+		status = p.computeStatus(rec, pod, rt, statusTerminal)
 	}
 	p.setStatus(rec, pod, status)
 	if !acted && kind != syncReportOnly && (!probeRequested || probeAfterStart) {
@@ -275,13 +275,35 @@ func (a podActions) changesRuntime() bool {
 		len(a.ContainersToResize) > 0
 }
 
-// reportStatus computes the pod's status and publishes it when it changed.
-func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal bool) {
-	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, terminal, false))
+// reportStatus computes the status of a pod that may still run and publishes it when it changed.
+func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime) {
+	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, statusLive))
+}
+
+// statusStage is how far in its life the status computeStatus generates describes the pod.
+type statusStage int
+
+const (
+	// statusLive: the pod may still run (or start) containers.
+	statusLive statusStage = iota
+	// statusTerminal: nothing of the pod will run again; it has no resize to wait for.
+	statusTerminal
+	// statusFinal: terminal, as the kubelet's status manager writes it last before the pod's
+	// removal from the API (containers that never ended reported terminated, a terminal phase).
+	statusFinal
+)
+
+// stageOf is statusTerminal for a pod that ended, statusLive otherwise.
+func stageOf(ended bool) statusStage {
+	if ended {
+		return statusTerminal
+	}
+	return statusLive
 }
 
 // computeStatus generates the pod's status from the runtime's state and the last status.
-func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal, final bool) v1.PodStatus {
+func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, stage statusStage) v1.PodStatus {
+	terminal, final := stage >= statusTerminal, stage == statusFinal
 	rec.mu.Lock()
 	in := pod.DeepCopy()
 	if rec.status != nil {
