@@ -4,6 +4,9 @@ GO ?= go
 VERSION ?= v0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 E2E_TIMEOUT ?= 40m
+# 1: after the whole e2e suite (on the default containerd 2.x lane), a smoke subset on containerd 1.6
+# (hack/e2e.sh). VKCRI_CONTAINERD=1.6 in the environment runs everything on 1.6 instead.
+E2E_SMOKE_1_6 ?= 0
 
 # Feature makefiles (reference node, compare, conformance, bench) add their targets here.
 .DEFAULT_GOAL := all
@@ -32,7 +35,7 @@ test-unit:
 ## test-e2e: brings the stack up if it is not, runs test/e2e against a fresh vk-cri node, and
 ## takes down again what it brought up.
 test-e2e: build
-	E2E_TIMEOUT=$(E2E_TIMEOUT) hack/e2e.sh
+	E2E_TIMEOUT=$(E2E_TIMEOUT) E2E_SMOKE_1_6=$(E2E_SMOKE_1_6) hack/e2e.sh
 
 stack-up:
 	hack/stack-up.sh

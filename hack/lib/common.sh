@@ -126,6 +126,17 @@ REF_CNI_SUBNET=${REF_CNI_SUBNET:-10.89.0.0/16}
 REF_CNI_GATEWAY=${REF_CNI_GATEWAY:-10.89.0.1}
 CONTAINERD_INSTANCES=(vk ref)
 
+# The containerd lane both instances run: "2" (default) is containerd $CONTAINERD2_VERSION with runc
+# $RUNC_VERSION built by hack/build-containerd.sh and Debian's crun as a second runtime handler;
+# "1.6" is Debian's containerd 1.6 with Debian's runc. hack/containerd.sh records the lane an
+# instance was started with in $CTRD_DIR/lane and stack-up.sh in $STACK_DIR/env (CONTAINERD_LANE).
+VKCRI_CONTAINERD_SET=${VKCRI_CONTAINERD+set}
+VKCRI_CONTAINERD=${VKCRI_CONTAINERD:-2}
+CONTAINERD2_VERSION=${CONTAINERD2_VERSION:-v2.4.2}
+RUNC_VERSION=${RUNC_VERSION:-v1.5.3}
+CONTAINERD2_BIN_DIR="$CACHE_DIR/bin/containerd-$CONTAINERD2_VERSION"
+RUNC_BIN_DIR="$CACHE_DIR/bin/runc-$RUNC_VERSION"
+
 # containerd_instance INSTANCE: sets CTRD_INSTANCE, CTRD_DIR, CTRD_SOCK, CTRD_ENDPOINT,
 # CTRD_BRIDGE, CTRD_SUBNET, CTRD_GATEWAY and CTRD_PIDNAME for one containerd instance.
 containerd_instance() {
@@ -139,6 +150,36 @@ containerd_instance() {
   CTRD_SOCK="$CTRD_DIR/containerd.sock"
   CTRD_ENDPOINT="unix://$CTRD_SOCK"
   CTRD_PIDNAME="containerd-$CTRD_INSTANCE"
+  CTRD_CNI_NETWORK=${VKCRI_CNI_NETWORK_PREFIX:-vk-cri}-$CTRD_INSTANCE
+  # The lane this instance was started with (recorded by hack/containerd.sh start), else the
+  # requested one: stop/kill/status of a running instance use its own lane's binaries.
+  if [[ -f "$CTRD_DIR/lane" ]]; then CTRD_LANE=$(<"$CTRD_DIR/lane"); else CTRD_LANE=$VKCRI_CONTAINERD; fi
+  containerd_lane "$CTRD_LANE"
+}
+
+# containerd_lane LANE: sets CTRD_LANE and the binaries of that lane: CTRD_CONTAINERD, CTRD_CTR,
+# CTRD_RUNC, CTRD_CRUN (empty when the lane has no crun handler) and CTRD_PATH (the PATH containerd
+# runs with: containerd looks its shim up on PATH before its own directory, so the 2.x shim must
+# come before Debian's 1.6 one in /usr/bin).
+containerd_lane() {
+  CTRD_LANE=$1
+  case "$CTRD_LANE" in
+    2)
+      CTRD_CONTAINERD="$CONTAINERD2_BIN_DIR/containerd"
+      CTRD_CTR="$CONTAINERD2_BIN_DIR/ctr"
+      CTRD_RUNC="$RUNC_BIN_DIR/runc"
+      CTRD_CRUN=/usr/bin/crun
+      CTRD_PATH="$CONTAINERD2_BIN_DIR:$RUNC_BIN_DIR:$PATH"
+      ;;
+    1.6)
+      CTRD_CONTAINERD=/usr/bin/containerd
+      CTRD_CTR=/usr/bin/ctr
+      CTRD_RUNC=/usr/bin/runc
+      CTRD_CRUN=
+      CTRD_PATH=$PATH
+      ;;
+    *) die "unknown containerd lane '$CTRD_LANE' (VKCRI_CONTAINERD: 2 or 1.6)" ;;
+  esac
 }
 
 # pid_of NAME: prints the PID recorded in $STACK_DIR/NAME.pid if that process is alive.
