@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"path/filepath"
 	"testing"
+
+	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
 func loadFlakeRuns(t *testing.T) []*Result {
@@ -81,7 +83,7 @@ func TestFlakeTableFromSavedRuns(t *testing.T) {
 	}
 	var b bytes.Buffer
 	tab.WriteMarkdown(&b)
-	checkGolden(t, "testdata/flakes/table.md", b.Bytes())
+	golden.Check(t, "testdata/flakes/table.md", b.Bytes())
 }
 
 // The saved runs are what the comparison makes of their records (so that the fixtures stay
