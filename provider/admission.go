@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
@@ -97,9 +98,9 @@ type admissionRejection struct {
 	Reason, Message string
 }
 
-// admitPod applies the node's admission checks the kubelet makes on the pod alone, in the
-// kubelet's order: its sysctls, then its operating system; nil admits the pod.
-func admitPod(pod *v1.Pod, sysctls sysctlPolicy) *admissionRejection {
+// admitSysctls is the kubelet's sysctl admit handler: the first of the pod's sysctls the node
+// does not allow refuses it; nil admits it.
+func admitSysctls(pod *v1.Pod, sysctls sysctlPolicy) *admissionRejection {
 	if pod.Spec.SecurityContext != nil {
 		for _, s := range pod.Spec.SecurityContext.Sysctls {
 			if err := sysctls.check(s.Name, pod); err != nil {
@@ -107,7 +108,7 @@ func admitPod(pod *v1.Pod, sysctls sysctlPolicy) *admissionRejection {
 			}
 		}
 	}
-	return admitPodOS(pod, runtime.GOOS)
+	return nil
 }
 
 // Rejection reasons of a pod meant for another operating system, as the kubelet gives them.
@@ -156,38 +157,70 @@ func rejectedStatus(pod *v1.Pod, r *admissionRejection, now time.Time) v1.PodSta
 	return st
 }
 
+// admissionRetry is how soon a pod whose admission had to wait is looked at again.
+const admissionRetry = time.Second
+
 // admissionRejection is the first of the node's admission checks that refuses the pod, in the
-// order of the kubelet's admit handlers: node pressure (the eviction manager's), then the pod's
-// own checks (sysctls, operating system).
-func (p *Provider) admissionRejection(pod *v1.Pod) *admissionRejection {
+// order of the kubelet's admit handlers (pkg/kubelet/kubelet.go NewMainKubelet): node pressure
+// (the eviction manager's), the pod's sysctls, then the predicates against the node and the
+// other admitted pods (admitPredicates). others are those pods, as the kubelet's allocation
+// manager gives them: active (not terminated, or terminating) and admitted, at their allocated
+// resources.
+func (p *Provider) admissionRejection(ctx context.Context, pod *v1.Pod, others []*v1.Pod) *admissionRejection {
 	if r := p.admitUnderPressure(pod); r != nil {
 		return r
 	}
-	return admitPod(pod, p.sysctls)
+	if r := admitSysctls(pod, p.sysctls); r != nil {
+		return r
+	}
+	node, err := p.admissionNode(ctx, true)
+	if err != nil {
+		p.podLog(pod).WithError(err).Warn("admission: cannot get the node")
+		node = nil
+	}
+	fresh := func() (*v1.Node, error) { return p.admissionNode(ctx, false) }
+	return admitPredicates(pod, runtime.GOOS, node, others, fresh)
 }
 
-// rejectIfInadmissible refuses a pod that has not run yet on this node and fails the node's
-// admission: it reports the rejection (event and Failed status) once and moves the pod to
-// terminated (reason rejected), so that nothing of it ever runs. The caller then ends it on the
-// one termination path.
-func (p *Provider) rejectIfInadmissible(rec *podRecord, pod *v1.Pod, rt *podRuntime) bool {
+// rejectIfInadmissible admits a pod that has not run yet on this node, or refuses it. Like the
+// kubelet's allocation manager, it decides one pod at a time (admitMu) and records an admitted
+// pod's allocation at once, so that the next pod is admitted next to it; a pod admitted once is
+// not admitted again. A refused pod gets its rejection reported (event and Failed status) once
+// and moves to terminated (reason rejected), so that nothing of it ever runs; the caller then
+// ends it on the one termination path. It reports whether this sync stops here, and when to
+// look again if the decision had to wait (some pod found in the runtime at start-up, whose
+// resources count, is not known from the API yet).
+func (p *Provider) rejectIfInadmissible(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime) (stop bool, retry time.Duration) {
 	if rec.lifecycleNow().reason == terminationRejected {
-		return true
+		return true, 0
 	}
 	if len(rt.Sandboxes) > 0 || len(rt.Containers) > 0 || isTerminalPhase(pod.Status.Phase) {
-		return false
+		return false, 0
 	}
-	r := p.admissionRejection(pod)
+	p.admitMu.Lock()
+	defer p.admitMu.Unlock()
+	if _, admitted := p.alloc.allocated(pod.UID); admitted {
+		return false, 0
+	}
+	others, complete := p.otherAllocatedPods(pod.UID)
+	if !complete {
+		p.podLog(pod).Debug("admission waits until every pod found in the runtime is known from the API")
+		return true, admissionRetry
+	}
+	r := p.admissionRejection(ctx, pod, others)
 	if r == nil {
-		return false
+		if err := p.alloc.setAllocated(pod.UID, specAllocation(pod)); err != nil {
+			p.podLog(pod).WithError(err).Warn("recording the pod's allocated resources")
+		}
+		return false, 0
 	}
-	p.podLog(pod).WithFields(map[string]any{"reason": r.Reason, "message": r.Message}).Warn("pod rejected")
+	p.podLog(pod).WithFields(map[string]any{"reason": r.Reason, "message": r.Message, "otherPods": len(others)}).Warn("pod rejected")
 	p.podEvent(pod, v1.EventTypeWarning, r.Reason, "%s", r.Message)
 	if err := rec.transition(lifecycleChange{to: podTerminated, reason: terminationRejected}); err != nil {
 		// A deletion or an eviction came first: that termination goes on instead.
 		p.podLog(pod).WithError(err).Debug("not rejecting the pod")
-		return true
+		return true, 0
 	}
 	p.setStatus(rec, pod, rejectedStatus(pod, r, time.Now()))
-	return true
+	return true, 0
 }

@@ -1,9 +1,11 @@
 package provider
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -42,7 +44,7 @@ func TestAdmitPodSysctls(t *testing.T) {
 		if tc.mod != nil {
 			tc.mod(pod)
 		}
-		r := admitPod(pod, policy)
+		r := admitSysctls(pod, policy)
 		switch {
 		case tc.want == "" && r != nil:
 			t.Errorf("%s: rejected: %+v", tc.name, r)
@@ -125,9 +127,9 @@ func TestAdmitPodOS(t *testing.T) {
 			case tc.wantReason != "" && (r == nil || r.Reason != tc.wantReason || r.Message != tc.wantMsg):
 				t.Errorf("got %+v, want %s %q", r, tc.wantReason, tc.wantMsg)
 			}
-			// admitPod applies it on this (Linux) machine.
-			if r2 := admitPod(pod, sysctlPolicy{}); (r2 == nil) != (r == nil) {
-				t.Errorf("admitPod = %+v, admitPodOS = %+v", r2, r)
+			// The predicate admission applies it first.
+			if r2 := admitPredicates(pod, "linux", admissionTestNode(), nil, nil); (r2 == nil) != (r == nil) || r2 != nil && r2.Reason != r.Reason {
+				t.Errorf("admitPredicates = %+v, admitPodOS = %+v", r2, r)
 			}
 		})
 	}
@@ -153,8 +155,9 @@ func TestAdmissionOrder(t *testing.T) {
 		{"then sysctls, before the OS", nil, reasonSysctlForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Provider{cfg: Config{PressureAdmission: tc.pressure}, sysctls: policy}
-			if r := p.admissionRejection(pod); r == nil || r.Reason != tc.want {
+			p := &Provider{cfg: Config{PressureAdmission: tc.pressure}, sysctls: policy, log: logrus.NewEntry(logrus.New())}
+			p.setDescribedNode(admissionTestNode())
+			if r := p.admissionRejection(context.Background(), pod, nil); r == nil || r.Reason != tc.want {
 				t.Errorf("rejection %+v, want reason %s", r, tc.want)
 			}
 		})

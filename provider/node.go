@@ -125,6 +125,7 @@ func (np *NodeProvider) describe(node *v1.Node) {
 	node.Status.DeclaredFeatures = append([]string(nil), np.opts.DeclaredFeatures...)
 	node.Status.Phase = ""
 	node.Status.Conditions = nodeConditions(nil, nil, time.Now())
+	np.p.setDescribedNode(node)
 }
 
 // Ping tells virtual-kubelet that vk-cri is alive, which keeps the lease renewed. The runtime's

@@ -64,6 +64,9 @@ type Config struct {
 	Metrics PodMetrics
 	// PressureAdmission, when set, refuses new pods while the node is under pressure.
 	PressureAdmission PressureAdmission
+	// Node, when set, gives the Node object as the API has it, which admission checks pods
+	// against (labels, taints, allocatable); without it, the node as vk-cri describes it.
+	Node NodeSource
 }
 
 // Provider runs pods on a CRI runtime.
@@ -87,6 +90,10 @@ type Provider struct {
 
 	// capacity is the node's memory and allocatable, set once the host has been read.
 	capacity atomic.Pointer[nodeCapacity]
+	// describedNode is the node as vk-cri registers it; admitMu makes admissions one at a
+	// time (admission.go).
+	describedNode atomic.Pointer[v1.Node]
+	admitMu       sync.Mutex
 	// lastRelist is when the runtime was last listed successfully (unix nanoseconds).
 	lastRelist atomic.Int64
 	// relists paces the pod workers as the kubelet's PLEG paces its own (cadence.go).

@@ -105,7 +105,9 @@ func (p *Provider) otherAllocatedPods(uid types.UID) ([]*v1.Pod, bool) {
 	var out []*v1.Pod
 	for _, r := range p.pods.list() {
 		r.mu.Lock()
-		pod, finished, deleting := r.pod, r.lifecycle.endedInPlace(), r.lifecycle.deletion != nil
+		// Like the kubelet's active pods (filterOutInactivePods): a pod whose containers have
+		// all stopped no longer holds resources, whatever ended it; a terminating one does.
+		pod, finished, deleting := r.pod, r.lifecycle.state >= podTerminated, r.lifecycle.deletion != nil
 		r.mu.Unlock()
 		if pod == nil && !deleting {
 			return nil, false

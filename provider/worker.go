@@ -145,12 +145,12 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		rec.mu.Unlock()
 	}()
 	next = p.cfg.ResyncPeriod
-	if p.rejectIfInadmissible(rec, pod, rt) {
+	if stop, retry := p.rejectIfInadmissible(ctx, rec, pod, rt); stop {
 		if l := rec.lifecycleNow(); l.state == podTerminated && l.deletion == nil {
 			// Nothing ran; the one termination path releases what the pod holds.
 			_, err = p.terminate(ctx, rec)
 		}
-		return next, false, err
+		return minPositive(next, retry), false, err
 	}
 	// The pod as allocated: what its containers are configured and resized with (a resize
 	// that waits for resources changes nothing yet).

@@ -191,6 +191,8 @@ func run(ctx context.Context, o *options) error {
 		SerializeImagePulls:   o.SerializeImagePulls,
 		MaxParallelImagePulls: o.MaxParallelImagePulls,
 		Volumes:               vols,
+		// Admission checks pods against the Node as the API has it (labels, taints).
+		Node: provider.NewAPINode(ctx, client, o.NodeName),
 	}
 	if measured != nil {
 		pcfg.Stats = measured.collector
