@@ -124,15 +124,9 @@ func (h *hostFacts) applyMachineInfo(mi *cadvisorapi.MachineInfo) {
 	}
 }
 
-// The kubelet's default hard eviction thresholds, which it subtracts from capacity:
-// memory.available<100Mi and nodefs.available<10%.
-const (
-	evictionMemoryBytes   = 100 << 20
-	evictionNodefsPercent = 10
-)
-
-// capacity and allocatable as the kubelet computes them with no reservations configured.
-func (h hostFacts) resources(maxPods int) (capacity, allocatable v1.ResourceList) {
+// resources are the node's capacity, and its allocatable as the kubelet computes it: the
+// capacity less the reservation (nodeAllocatable), an error when the reservation exceeds it.
+func (h hostFacts) resources(maxPods int, r NodeReservation) (capacity, allocatable v1.ResourceList, err error) {
 	capacity = v1.ResourceList{
 		v1.ResourceCPU:              *resource.NewQuantity(int64(h.CPUs), resource.DecimalSI),
 		v1.ResourceMemory:           *resource.NewQuantity(h.MemoryBytes, resource.BinarySI),
@@ -141,9 +135,6 @@ func (h hostFacts) resources(maxPods int) (capacity, allocatable v1.ResourceList
 		"hugepages-1Gi":             *resource.NewQuantity(0, resource.BinarySI),
 		"hugepages-2Mi":             *resource.NewQuantity(0, resource.BinarySI),
 	}
-	allocatable = capacity.DeepCopy()
-	allocatable[v1.ResourceMemory] = *resource.NewQuantity(max(h.MemoryBytes-evictionMemoryBytes, 0), resource.BinarySI)
-	storage := h.StorageBytes - h.StorageBytes*evictionNodefsPercent/100
-	allocatable[v1.ResourceEphemeralStorage] = *resource.NewQuantity(storage, resource.BinarySI)
-	return capacity, allocatable
+	allocatable, err = nodeAllocatable(capacity, r)
+	return capacity, allocatable, err
 }

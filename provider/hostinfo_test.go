@@ -21,6 +21,8 @@ func TestHostResources(t *testing.T) {
 		wantAlloc   map[v1.ResourceName]int64
 		allocBug    string
 		allocBugKey v1.ResourceName
+		// wantErr: the reservation exceeds the capacity, which the kubelet refuses to start with.
+		wantErr bool
 	}{
 		{
 			name:    "typical node",
@@ -75,6 +77,7 @@ func TestHostResources(t *testing.T) {
 			},
 			allocBug:    "allocatable memory = capacity − 100Mi goes negative on a node with less than 100Mi; the kubelet clamps negative allocatable to 0",
 			allocBugKey: v1.ResourceMemory,
+			wantErr:     true,
 		},
 	}
 	check := func(t *testing.T, what string, got v1.ResourceList, want map[v1.ResourceName]int64, skip v1.ResourceName) {
@@ -98,7 +101,10 @@ func TestHostResources(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			capacity, alloc := tc.host.resources(tc.maxPods)
+			capacity, alloc, err := tc.host.resources(tc.maxPods, NodeReservation{})
+			if (err != nil) != tc.wantErr {
+				t.Errorf("error %v, want one: %v", err, tc.wantErr)
+			}
 			check(t, "capacity", capacity, tc.wantCap, "")
 			check(t, "allocatable", alloc, tc.wantAlloc, tc.allocBugKey)
 			if tc.allocBug != "" {
@@ -116,7 +122,10 @@ func TestHostResources(t *testing.T) {
 // Quantities use the formats the kubelet reports: decimal counts for cpu and pods, binary sizes
 // for memory and storage.
 func TestHostResourcesFormats(t *testing.T) {
-	capacity, alloc := hostFacts{CPUs: 4, MemoryBytes: 8 << 30, StorageBytes: 100 << 30}.resources(110)
+	capacity, alloc, err := hostFacts{CPUs: 4, MemoryBytes: 8 << 30, StorageBytes: 100 << 30}.resources(110, NodeReservation{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := map[v1.ResourceName]string{
 		v1.ResourceCPU:              "4",
 		v1.ResourceMemory:           "8Gi",

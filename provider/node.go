@@ -42,6 +42,9 @@ type NodeOptions struct {
 	Machine *cadvisorapi.MachineInfo
 	// Pressure, when set, tells which pressure conditions are True (the eviction manager).
 	Pressure func() map[v1.NodeConditionType]bool
+	// Reservation is what allocatable keeps from pods (kube-reserved, system-reserved, hard
+	// eviction thresholds).
+	Reservation NodeReservation
 }
 
 // Node condition reasons and messages, as the kubelet writes them.
@@ -77,6 +80,9 @@ func (p *Provider) NewNodeProvider(node *v1.Node, opts NodeOptions) (*NodeProvid
 		return nil, fmt.Errorf("reading host facts: %w", err)
 	}
 	host.applyMachineInfo(opts.Machine)
+	if _, _, err := host.resources(opts.MaxPods, opts.Reservation); err != nil {
+		return nil, err
+	}
 	np := &NodeProvider{p: p, opts: opts, host: host}
 	np.describe(node)
 	np.node = node.DeepCopy()
@@ -100,7 +106,8 @@ func (np *NodeProvider) describe(node *v1.Node) {
 	node.Spec.Taints = append([]v1.Taint(nil), np.opts.Taints...)
 	node.OwnerReferences = append([]metav1.OwnerReference(nil), np.opts.OwnerReferences...)
 
-	node.Status.Capacity, node.Status.Allocatable = np.host.resources(np.opts.MaxPods)
+	// Checked by NewNodeProvider: a reservation beyond the capacity leaves allocatable at zero.
+	node.Status.Capacity, node.Status.Allocatable, _ = np.host.resources(np.opts.MaxPods, np.opts.Reservation)
 	np.p.setNodeCapacity(nodeCapacity{MemoryBytes: np.host.MemoryBytes, Allocatable: node.Status.Allocatable.DeepCopy()})
 	node.Status.Addresses = nil
 	for _, ip := range np.p.cfg.NodeIPs {

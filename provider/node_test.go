@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -322,5 +323,31 @@ func TestDescribeNodeRunningInUserNamespace(t *testing.T) {
 		if got == nil || *got != inUserNS {
 			t.Errorf("host in a user namespace %v: runningInUserNamespace = %v", inUserNS, got)
 		}
+	}
+}
+
+// The node's status shows allocatable as capacity less the reservations, and the provider's
+// admission and container configs use the same.
+func TestDescribeNodeAllocatableWithReservations(t *testing.T) {
+	np := &NodeProvider{p: &Provider{rt: &cri.Client{}}, host: hostFacts{CPUs: 2, MemoryBytes: 4 << 30, StorageBytes: 20 << 30},
+		opts: NodeOptions{MaxPods: 110, Reservation: NodeReservation{
+			KubeReserved:   rl("cpu", "100m", "memory", "256Mi"),
+			SystemReserved: rl("cpu", "150m", "ephemeral-storage", "1Gi"),
+		}}}
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	np.describe(node)
+	for name, want := range map[v1.ResourceName]string{"cpu": "1750m", "memory": "3740Mi", "ephemeral-storage": "17Gi", "pods": "110"} {
+		if q := node.Status.Allocatable[name]; q.Cmp(resource.MustParse(want)) != 0 {
+			t.Errorf("allocatable %s = %s, want %s", name, q.String(), want)
+		}
+	}
+	if q := node.Status.Capacity[v1.ResourceCPU]; q.String() != "2" {
+		t.Errorf("capacity cpu = %s", q.String())
+	}
+	if a := np.p.NodeAllocatable()[v1.ResourceCPU]; a.Cmp(resource.MustParse("1750m")) != 0 {
+		t.Errorf("provider's allocatable cpu %s", a.String())
+	}
+	if n := np.p.describedNode.Load(); n == nil || n.Status.Allocatable.Cpu().MilliValue() != 1750 {
+		t.Errorf("admission's node %v", n)
 	}
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/vk-cri/vk-cri/eviction"
 )
 
 // flagValues is every setting by flag name, as given or defaulted: the "vkcri" section of
@@ -58,6 +61,9 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 		ContainerRuntimeEndpoint:       o.CRIEndpoint,
 		RuntimeRequestTimeout:          metav1.Duration{Duration: o.RuntimeRequestTimeout},
 		MaxPods:                        maxPods,
+		KubeReserved:                   o.KubeReserved,
+		SystemReserved:                 o.SystemReserved,
+		EvictionHard:                   evictionHardSettings(o.EvictionHard),
 		PodLogsDir:                     o.PodLogDir,
 		CgroupRoot:                     o.CgroupRoot,
 		CgroupDriver:                   "cgroupfs",
@@ -108,4 +114,19 @@ func pruneZero(m map[string]any) {
 			}
 		}
 	}
+}
+
+// evictionHardSettings is --eviction-hard as the kubelet's evictionHard map (signal: value),
+// the kubelet's defaults when not given; nil when it does not parse (validate refuses it).
+func evictionHardSettings(spec string) map[string]string {
+	thresholds, err := eviction.ParseThresholds(spec)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, t := range thresholds {
+		signal, value, _ := strings.Cut(t.String(), "<")
+		out[signal] = value
+	}
+	return out
 }

@@ -45,6 +45,7 @@ func TestConfigzSections(t *testing.T) {
 		"cgroupDriver":                   "cgroupfs",
 		"resolvConf":                     "/etc/resolv.conf",
 		"containerLogMonitorInterval":    "10s",
+		"evictionHard":                   map[string]any{"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("kubeletconfig (-want +got):\n%s", d)

@@ -61,6 +61,8 @@ type options struct {
 	SerializeImagePulls         bool
 	MaxParallelImagePulls       int
 	MaxPods                     int
+	KubeReserved                map[string]string
+	SystemReserved              map[string]string
 	NodeLabels                  map[string]string
 	RegisterWithTaints          []string
 	NodeOwnerClusterRole        string
@@ -156,6 +158,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.SerializeImagePulls, "serialize-image-pulls", o.SerializeImagePulls, "pull one image at a time; false pulls in parallel (up to --max-parallel-image-pulls)")
 	fs.IntVar(&o.MaxParallelImagePulls, "max-parallel-image-pulls", o.MaxParallelImagePulls, "with --serialize-image-pulls=false, the most pulls at once (0: no limit)")
 	fs.IntVar(&o.MaxPods, "max-pods", o.MaxPods, "pods capacity of the node")
+	fs.StringToStringVar(&o.KubeReserved, "kube-reserved", o.KubeReserved, "resources kept from pods for Kubernetes' own daemons, subtracted from the node's allocatable as the kubelet does (cpu=200m,memory=500Mi,ephemeral-storage=1Gi,pid=1000; pid reserves nothing in allocatable)")
+	fs.StringToStringVar(&o.SystemReserved, "system-reserved", o.SystemReserved, "resources kept from pods for the operating system's daemons, subtracted from the node's allocatable like --kube-reserved")
 	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "labels added to the node (key=value,...); applied at every start")
 	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "taints the node is registered with (key=value:Effect,...); set only when the Node is created, as the kubelet does")
 	fs.StringVar(&o.NodeOwnerClusterRole, "node-owner-clusterrole", o.NodeOwnerClusterRole, "ClusterRole made the owner of the Node when vk-cri creates it, so that deleting the role deletes the node (Helm chart's extra nodes)")
@@ -164,7 +168,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
 	fs.BoolVar(&o.EnableStats, "enable-stats", o.EnableStats, "measure the node with an embedded cAdvisor: /stats/summary, /metrics/resource, /metrics/cadvisor, pressure conditions and eviction")
 	fs.DurationVar(&o.HousekeepingInterval, "housekeeping-interval", o.HousekeepingInterval, "how often cAdvisor samples the node's root cgroup")
-	fs.StringVar(&o.EvictionHard, "eviction-hard", o.EvictionHard, "hard eviction thresholds in the kubelet's syntax, e.g. 'memory.available<100Mi,nodefs.available<10%' (default: the kubelet's memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%)")
+	fs.StringVar(&o.EvictionHard, "eviction-hard", o.EvictionHard, "hard eviction thresholds in the kubelet's syntax, e.g. 'memory.available<100Mi,nodefs.available<10%' (default: the kubelet's memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%); those on memory.available and nodefs.available are also subtracted from the node's allocatable")
 	fs.DurationVar(&o.EvictionPressurePeriod, "eviction-pressure-transition-period", o.EvictionPressurePeriod, "how long a pressure condition stays True after its signal recovered")
 	fs.StringVar(&o.ContainerLogMaxSize, "container-log-max-size", o.ContainerLogMaxSize, "size (a quantity: 10Mi, 64Ki) a container's log file reaches before it is rotated; negative: never rotate")
 	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", o.ContainerLogMaxFiles, "most log files a container keeps, the current one included (at least 2); older rotated files are gzipped, the oldest removed")
@@ -253,6 +257,9 @@ func (o *options) validate() error {
 	}
 	if o.MaxPods <= 0 {
 		return fmt.Errorf("--max-pods must be positive")
+	}
+	if _, err := o.nodeReservation(); err != nil {
+		return err
 	}
 	if err := validateNodeLabels(o.NodeLabels); err != nil {
 		return err

@@ -142,6 +142,10 @@ func run(ctx context.Context, o *options) error {
 	promMetrics := metrics.New(o.NodeName)
 	rt.Instrument(promMetrics)
 
+	reservation, err := o.nodeReservation()
+	if err != nil {
+		return err
+	}
 	taints, err := parseTaints(o.RegisterWithTaints)
 	if err != nil {
 		return err
@@ -229,6 +233,7 @@ func run(ctx context.Context, o *options) error {
 				OwnerReferences: owners,
 				Machine:         measured.machineInfo(),
 				Pressure:        measured.pressure(),
+				Reservation:     reservation,
 				// The kubelet API's WebSocket streams are served here (package streaming), in-place
 				// resizes by the provider.
 				DeclaredFeatures: declaredFeatures(streaming.DeclaredFeatures(), provider.DeclaredFeatures()),
