@@ -185,11 +185,13 @@ func (p *Provider) admissionRejection(ctx context.Context, pod *v1.Pod, others [
 // rejectIfInadmissible admits a pod that has not run yet on this node, or refuses it. Like the
 // kubelet's allocation manager, it decides one pod at a time (admitMu) and records an admitted
 // pod's allocation at once, so that the next pod is admitted next to it; a pod admitted once is
-// not admitted again. A refused pod gets its rejection reported (event and Failed status) once
-// and moves to terminated (reason rejected), so that nothing of it ever runs; the caller then
-// ends it on the one termination path. It reports whether this sync stops here, and when to
-// look again if the decision had to wait (some pod found in the runtime at start-up, whose
-// resources count, is not known from the API yet).
+// not admitted again. Pods are decided in the kubelet's order (admissionOrder): one waits while
+// a pod that came before it is undecided, so that of two pods after the same host port the
+// first created runs, on every run. A refused pod gets its rejection reported (event and Failed
+// status) once and moves to terminated (reason rejected), so that nothing of it ever runs; the
+// caller then ends it on the one termination path. It reports whether this sync stops here, and
+// when to look again if the decision had to wait (an earlier pod is undecided, or some pod found
+// in the runtime at start-up, whose resources count, is not known from the API yet).
 func (p *Provider) rejectIfInadmissible(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime) (stop bool, retry time.Duration) {
 	if rec.lifecycleNow().reason == terminationRejected {
 		return true, 0
@@ -202,6 +204,12 @@ func (p *Provider) rejectIfInadmissible(ctx context.Context, rec *podRecord, pod
 	if _, admitted := p.alloc.allocated(pod.UID); admitted {
 		return false, 0
 	}
+	if earlier := p.undecidedPods(rec); len(earlier) > 0 {
+		// The one admitted first is woken by the decision; this one's turn comes after.
+		return true, admissionRetry
+	}
+	// Whatever the decision, the pods that came after this one may now be decided.
+	defer p.wakeUndecided(rec)
 	others, complete := p.otherAllocatedPods(pod.UID)
 	if !complete {
 		p.podLog(pod).Debug("admission waits until every pod found in the runtime is known from the API")
@@ -223,4 +231,75 @@ func (p *Provider) rejectIfInadmissible(ctx context.Context, rec *podRecord, pod
 	}
 	p.setStatus(rec, pod, rejectedStatus(pod, r, time.Now()))
 	return true, 0
+}
+
+// admissionKey is where a pod stands in the admission order.
+type admissionKey struct {
+	created   time.Time // the pod's creation timestamp
+	firstSeen time.Time // when vk-cri got it from the API (zero: found in the runtime first)
+	uid       string
+}
+
+// admissionOrder tells whether a is admitted before b: by creation time, as the kubelet sorts
+// the pods it is given together (HandlePodAdditions, PodsByCreationTime), then in the order the
+// API delivered them (the order the kubelet's stable sort keeps for pods created within the same
+// second), then by UID so that the order is total.
+func admissionOrder(a, b admissionKey) bool {
+	if !a.created.Equal(b.created) {
+		return a.created.Before(b.created)
+	}
+	if !a.firstSeen.Equal(b.firstSeen) {
+		return a.firstSeen.Before(b.firstSeen)
+	}
+	return a.uid < b.uid
+}
+
+func (r *podRecord) admissionKey() admissionKey {
+	return admissionKey{created: r.pod.CreationTimestamp.Time, firstSeen: r.firstSeen, uid: string(r.uid)}
+}
+
+// undecidedLocked tells whether the record's pod waits for admission: given by the API, still
+// to be synced (not refused, ended or being deleted) and not admitted (it holds no allocation).
+// r.mu is held.
+func (p *Provider) undecidedLocked(r *podRecord) bool {
+	if r.pod == nil || r.lifecycle.state != podSyncing || r.lifecycle.deletion != nil {
+		return false
+	}
+	_, admitted := p.alloc.allocated(r.uid)
+	return !admitted
+}
+
+// undecidedPods are the undecided pods admitted before rec's (see admissionOrder).
+func (p *Provider) undecidedPods(rec *podRecord) []*podRecord {
+	rec.mu.Lock()
+	key := rec.admissionKey()
+	rec.mu.Unlock()
+	var out []*podRecord
+	for _, r := range p.pods.list() {
+		if r == rec {
+			continue
+		}
+		r.mu.Lock()
+		if p.undecidedLocked(r) && admissionOrder(r.admissionKey(), key) {
+			out = append(out, r)
+		}
+		r.mu.Unlock()
+	}
+	return out
+}
+
+// wakeUndecided asks the workers of the undecided pods other than rec's for a sync: one of them
+// is next.
+func (p *Provider) wakeUndecided(rec *podRecord) {
+	for _, r := range p.pods.list() {
+		if r == rec {
+			continue
+		}
+		r.mu.Lock()
+		undecided := p.undecidedLocked(r)
+		r.mu.Unlock()
+		if undecided {
+			r.poke()
+		}
+	}
 }

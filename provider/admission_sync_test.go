@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -19,9 +21,11 @@ import (
 func admissionProvider(t *testing.T) (*Provider, *record.FakeRecorder) {
 	t.Helper()
 	rec := record.NewFakeRecorder(100)
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
 	p := &Provider{
 		cfg:      Config{NodeName: "vk-adm", Metrics: noMetrics{}},
-		log:      logrus.NewEntry(logrus.New()),
+		log:      logrus.NewEntry(quiet),
 		pods:     newPodStore(),
 		alloc:    newAllocationStore(filepath.Join(t.TempDir(), allocationFile)),
 		recorder: rec,
@@ -45,6 +49,22 @@ func admit(p *Provider, r *podRecord) (bool, time.Duration) {
 	return p.rejectIfInadmissible(context.Background(), r, pod, &podRuntime{})
 }
 
+// decide admits the record's pod until it is decided: admitted (true) or refused (false).
+func decide(t *testing.T, p *Provider, r *podRecord) bool {
+	for i := 0; i < 1000; i++ {
+		stop, retry := admit(p, r)
+		if !stop {
+			return true
+		}
+		if retry == 0 {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Errorf("pod %s never decided", r.uid)
+	return false
+}
+
 // Pods that arrive together are admitted one at a time, each next to those admitted before it,
 // as the kubelet's allocation manager does: of two pods that each fit alone, one runs.
 func TestAdmissionOneAtATime(t *testing.T) {
@@ -52,15 +72,56 @@ func TestAdmissionOneAtATime(t *testing.T) {
 		p, _ := admissionProvider(t)
 		a, b := addAdmissionPod(p, "a", "1500m"), addAdmissionPod(p, "b", "1")
 		var wg sync.WaitGroup
-		stops := make([]bool, 2)
+		admitted := make([]bool, 2)
 		for i, r := range []*podRecord{a, b} {
 			wg.Add(1)
-			go func() { defer wg.Done(); stops[i], _ = admit(p, r) }()
+			go func() { defer wg.Done(); admitted[i] = decide(t, p, r) }()
 		}
 		wg.Wait()
-		if stops[0] == stops[1] {
-			t.Fatalf("round %d: a stopped %v, b stopped %v: want exactly one refused", round, stops[0], stops[1])
+		if admitted[0] == admitted[1] {
+			t.Fatalf("round %d: a admitted %v, b admitted %v: want exactly one", round, admitted[0], admitted[1])
 		}
+	}
+}
+
+// Pods are decided in creation order (then in the order the API gave them), whichever worker
+// comes first: the first created of two pods after the same resources runs.
+func TestAdmissionInCreationOrder(t *testing.T) {
+	p, _ := admissionProvider(t)
+	later, earlier := addAdmissionPod(p, "later", "1500m"), addAdmissionPod(p, "earlier", "1")
+	later.pod.CreationTimestamp = metav1.NewTime(testT0.Add(time.Second))
+	earlier.pod.CreationTimestamp = metav1.NewTime(testT0)
+	if stop, retry := admit(p, later); !stop || retry != admissionRetry {
+		t.Fatalf("later pod: stop %v retry %v, want to wait for the earlier one", stop, retry)
+	}
+	if st := later.view().Status; st.Phase != "" {
+		t.Errorf("waiting pod has status %+v", st)
+	}
+	// The decision wakes the waiting pod's worker.
+	if stop, _ := admit(p, earlier); stop {
+		t.Fatalf("earlier pod refused: %+v", earlier.view().Status)
+	}
+	select {
+	case <-later.wake:
+	default:
+		t.Error("the later pod was not woken by the earlier one's admission")
+	}
+	if stop, retry := admit(p, later); !stop || retry != 0 || later.view().Status.Reason != "OutOfcpu" {
+		t.Errorf("later pod: stop %v retry %v status %+v, want OutOfcpu", stop, retry, later.view().Status)
+	}
+
+	// Created within the same second: the order the API gave them.
+	p, _ = admissionProvider(t)
+	first, second := addAdmissionPod(p, "first", "1500m"), addAdmissionPod(p, "second", "1")
+	first.firstSeen, second.firstSeen = testT0, testT0.Add(time.Millisecond)
+	if stop, retry := admit(p, second); !stop || retry != admissionRetry {
+		t.Errorf("second pod: stop %v retry %v, want to wait for the first", stop, retry)
+	}
+	if !decide(t, p, first) {
+		t.Error("first refused")
+	}
+	if decide(t, p, second) {
+		t.Error("second admitted")
 	}
 }
 
