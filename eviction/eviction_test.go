@@ -120,7 +120,8 @@ func TestDecide(t *testing.T) {
 			summary:      summary(4<<30, 5<<30, stats...),
 			wantPressure: []v1.NodeConditionType{v1.NodeDiskPressure},
 			wantOrder:    []string{"burstable", "big-besteffort", "besteffort", "over-request", "important"},
-			wantMessage:  "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 5Gi. ",
+			// 10% of 100Gi as the kubelet computes it: a float32 fraction, 10737418400 bytes.
+			wantMessage: "The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, available: 5Gi. ",
 		},
 		{
 			name:         "memory before disk",

@@ -20,7 +20,8 @@ func TestReservation(t *testing.T) {
 		// The kubelet's defaults: 100Mi of memory, 10% of nodefs (rounded down).
 		{"", 100 << 20, 100},
 		{"memory.available<1Gi", 1 << 30, -1},
-		{"memory.available<5%,nodefs.available<200", (8 << 30) / 20, 200},
+		// Percentages are float32 fractions, as the kubelet keeps them.
+		{"memory.available<5%,nodefs.available<200", 429496736, 200},
 		// imagefs, inodes and pids reserve nothing in allocatable.
 		{"imagefs.available<50%,nodefs.inodesFree<5%,pid.available<100", -1, -1},
 		// A threshold of 0 is disabled.

@@ -48,7 +48,9 @@ func (t Threshold) value(capacity *resource.Quantity) *resource.Quantity {
 	if t.Quantity != nil {
 		return t.Quantity
 	}
-	return resource.NewQuantity(int64(float64(capacity.Value())*t.Percentage), resource.BinarySI)
+	// The kubelet keeps percentages as float32 (evictionapi.ThresholdValue): 10% of a 270 GB
+	// disk is then 403 bytes more than a tenth of it, which shows in allocatable.
+	return resource.NewQuantity(int64(float64(capacity.Value())*float64(float32(t.Percentage))), resource.BinarySI)
 }
 
 var knownSignals = map[Signal]bool{MemoryAvailable: true, NodeFsAvailable: true, NodeFsInodesFree: true,

@@ -33,7 +33,7 @@ func TestHostResources(t *testing.T) {
 				"hugepages-1Gi": 0, "hugepages-2Mi": 0,
 			},
 			wantAlloc: map[v1.ResourceName]int64{
-				v1.ResourceCPU: 4, v1.ResourceMemory: 8*gi - 100*mi, v1.ResourceEphemeralStorage: 90 * gi, v1.ResourcePods: 110,
+				v1.ResourceCPU: 4, v1.ResourceMemory: 8*gi - 100*mi, v1.ResourceEphemeralStorage: 96636764000, v1.ResourcePods: 110,
 				"hugepages-1Gi": 0, "hugepages-2Mi": 0,
 			},
 		},
@@ -59,7 +59,7 @@ func TestHostResources(t *testing.T) {
 				"hugepages-1Gi": 0, "hugepages-2Mi": 0,
 			},
 			wantAlloc: map[v1.ResourceName]int64{
-				v1.ResourceCPU: 128, v1.ResourceMemory: 2048*gi - 100*mi, v1.ResourceEphemeralStorage: (500 << 40) / 10 * 9, v1.ResourcePods: 250,
+				v1.ResourceCPU: 128, v1.ResourceMemory: 2048*gi - 100*mi, v1.ResourceEphemeralStorage: 494780231680000, v1.ResourcePods: 250,
 				"hugepages-1Gi": 0, "hugepages-2Mi": 0,
 			},
 		},
@@ -72,7 +72,7 @@ func TestHostResources(t *testing.T) {
 				"hugepages-1Gi": 0, "hugepages-2Mi": 0,
 			},
 			wantAlloc: map[v1.ResourceName]int64{
-				v1.ResourceCPU: 1, v1.ResourceMemory: 0, v1.ResourceEphemeralStorage: 9 * gi, v1.ResourcePods: 10,
+				v1.ResourceCPU: 1, v1.ResourceMemory: 0, v1.ResourceEphemeralStorage: 9663676400, v1.ResourcePods: 10,
 				"hugepages-1Gi": 0, "hugepages-2Mi": 0,
 			},
 			allocBug:    "allocatable memory = capacity − 100Mi goes negative on a node with less than 100Mi; the kubelet clamps negative allocatable to 0",

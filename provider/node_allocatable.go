@@ -31,8 +31,9 @@ const (
 func defaultHardEviction(capacity v1.ResourceList) v1.ResourceList {
 	storage := capacity[v1.ResourceEphemeralStorage]
 	return v1.ResourceList{
-		v1.ResourceMemory:           *resource.NewQuantity(defaultEvictionMemoryBytes, resource.BinarySI),
-		v1.ResourceEphemeralStorage: *resource.NewQuantity(storage.Value()*defaultEvictionNodefsPercent/100, resource.BinarySI),
+		v1.ResourceMemory: *resource.NewQuantity(defaultEvictionMemoryBytes, resource.BinarySI),
+		// As the kubelet computes a percentage threshold: a float32 fraction of the capacity.
+		v1.ResourceEphemeralStorage: *resource.NewQuantity(int64(float64(storage.Value())*float64(float32(defaultEvictionNodefsPercent)/100)), resource.BinarySI),
 	}
 }
 

@@ -20,8 +20,12 @@ func TestNodeAllocatable(t *testing.T) {
 		want     v1.ResourceList
 		wantErr  string
 	}{
+		// What the reference kubelet v1.37.2 reports on the test machine: 10% is its float32
+		// fraction of the capacity, 403 bytes more than a tenth.
+		{name: "kubelet defaults, as the kubelet reports them", capacity: rl("memory", "24731184Ki", "ephemeral-storage", "270553174016"),
+			want: rl("memory", "24628784Ki", "ephemeral-storage", "243497856212")},
 		{name: "kubelet defaults", capacity: capacity,
-			want: rl("cpu", "4", "memory", "8092Mi", "ephemeral-storage", "90Gi", "pods", "110", "hugepages-2Mi", "0", "hugepages-1Gi", "0")},
+			want: rl("cpu", "4", "memory", "8092Mi", "ephemeral-storage", "96636764000", "pods", "110", "hugepages-2Mi", "0", "hugepages-1Gi", "0")},
 		{name: "kube and system reserved added to the thresholds", capacity: capacity, r: NodeReservation{
 			KubeReserved:   rl("cpu", "100m", "memory", "256Mi", "ephemeral-storage", "1Gi"),
 			SystemReserved: rl("cpu", "400m", "memory", "768Mi", "pid", "1000"),
@@ -32,7 +36,7 @@ func TestNodeAllocatable(t *testing.T) {
 		{name: "hugepages come out of memory", capacity: rl("cpu", "4", "memory", "8Gi", "hugepages-2Mi", "1Gi"), r: NodeReservation{HardEviction: evictionHard(nil)},
 			want: rl("cpu", "4", "memory", "7Gi", "hugepages-2Mi", "1Gi")},
 		{name: "reservation beyond capacity", capacity: capacity, r: NodeReservation{KubeReserved: rl("cpu", "3"), SystemReserved: rl("cpu", "2")},
-			want:    rl("cpu", "0", "memory", "8092Mi", "ephemeral-storage", "90Gi", "pods", "110", "hugepages-2Mi", "0", "hugepages-1Gi", "0"),
+			want:    rl("cpu", "0", "memory", "8092Mi", "ephemeral-storage", "96636764000", "pods", "110", "hugepages-2Mi", "0", "hugepages-1Gi", "0"),
 			wantErr: `invalid Node Allocatable configuration. Resource "cpu" has a reservation of 5 but capacity of 4. Expected capacity >= reservation.`},
 	}
 	for _, tc := range cases {

@@ -336,7 +336,7 @@ func TestDescribeNodeAllocatableWithReservations(t *testing.T) {
 		}}}
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
 	np.describe(node)
-	for name, want := range map[v1.ResourceName]string{"cpu": "1750m", "memory": "3740Mi", "ephemeral-storage": "17Gi", "pods": "110"} {
+	for name, want := range map[v1.ResourceName]string{"cpu": "1750m", "memory": "3740Mi", "ephemeral-storage": "18253610976", "pods": "110"} {
 		if q := node.Status.Allocatable[name]; q.Cmp(resource.MustParse(want)) != 0 {
 			t.Errorf("allocatable %s = %s, want %s", name, q.String(), want)
 		}
