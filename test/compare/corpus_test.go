@@ -313,6 +313,49 @@ func containerUnsupported(c *v1.Container, add func(string, int)) {
 	}
 }
 
+// admissionOnlyLabelPrefix is the prefix of the node labels a pod's node selector or node
+// affinity may name: no node carries them, so they never place a pod, they only show how each
+// node's admission treats a pod it does not match.
+const admissionOnlyLabelPrefix = "example.com/"
+
+// picksNode tells whether the pod's node selector or affinity could choose between nodes: it
+// names a label outside admissionOnlyLabelPrefix, or has pod (anti-)affinity.
+func picksNode(spec *v1.PodSpec) bool {
+	for k := range spec.NodeSelector {
+		if !strings.HasPrefix(k, admissionOnlyLabelPrefix) {
+			return true
+		}
+	}
+	a := spec.Affinity
+	if a == nil {
+		return false
+	}
+	if a.PodAffinity != nil || a.PodAntiAffinity != nil {
+		return true
+	}
+	if a.NodeAffinity == nil {
+		return false
+	}
+	terms := []v1.NodeSelectorTerm{}
+	if r := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
+		terms = append(terms, r.NodeSelectorTerms...)
+	}
+	for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		terms = append(terms, p.Preference)
+	}
+	for _, term := range terms {
+		if len(term.MatchFields) > 0 {
+			return true
+		}
+		for _, e := range term.MatchExpressions {
+			if !strings.HasPrefix(e.Key, admissionOnlyLabelPrefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func isZero(v any) bool {
 	b, err := json.Marshal(v)
 	return err == nil && string(b) == "{}"
@@ -578,8 +621,8 @@ func checkPod(t *testing.T, where string, pod *v1.Pod, kn *known) {
 		t.Errorf("%s: pods must not set namespace or generateName", where)
 	}
 	spec := &pod.Spec
-	if spec.NodeName != "" || len(spec.NodeSelector) > 0 || spec.Affinity != nil {
-		t.Errorf("%s: pods must not pick their node (nodeName, nodeSelector, affinity): the tool does", where)
+	if spec.NodeName != "" || picksNode(spec) {
+		t.Errorf("%s: pods must not pick their node (nodeName, nodeSelector, affinity): the tool does; only labels no node has (%s...) may be named, to show the node's admission refusing the pod", where, admissionOnlyLabelPrefix)
 	}
 	if spec.TerminationGracePeriodSeconds == nil {
 		t.Errorf("%s: set terminationGracePeriodSeconds (small unless the scenario is about grace periods)", where)
@@ -785,4 +828,27 @@ func mentionsToken(pod *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+func TestPicksNode(t *testing.T) {
+	required := func(key string) *v1.Affinity {
+		return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpExists}}}}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		spec v1.PodSpec
+		want bool
+	}{
+		{"nothing", v1.PodSpec{}, false},
+		{"selector on a label no node has", v1.PodSpec{NodeSelector: map[string]string{"example.com/disk": "ssd"}}, false},
+		{"selector on the hostname", v1.PodSpec{NodeSelector: map[string]string{v1.LabelHostname: "ref"}}, true},
+		{"affinity on a label no node has", v1.PodSpec{Affinity: required("example.com/x")}, false},
+		{"affinity on the zone", v1.PodSpec{Affinity: required(v1.LabelTopologyZone)}, true},
+		{"pod affinity", v1.PodSpec{Affinity: &v1.Affinity{PodAffinity: &v1.PodAffinity{}}}, true},
+	} {
+		if got := picksNode(&tc.spec); got != tc.want {
+			t.Errorf("%s: picksNode = %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
