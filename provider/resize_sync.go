@@ -176,6 +176,13 @@ func (p *Provider) retryPendingResizes() {
 // resize (it would have the container OOM-killed) and so does vk-cri.
 func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1.Pod, targets []resizeTarget) error {
 	node, _ := p.nodeFacts()
+	podCgroup, err := p.planPodCgroupResize(pod)
+	if err != nil {
+		return err
+	}
+	if err := p.applyPodCgroupStep(pod, podCgroup.before); err != nil {
+		return err
+	}
 	for _, t := range targets {
 		c := containerByIndex(pod, t.Index, t.Init)
 		if c == nil {
@@ -197,7 +204,7 @@ func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1
 		}
 		p.podLog(pod).WithFields(map[string]any{"container": t.Name, "resources": t.Desired.String()}).Info("container resized")
 	}
-	return nil
+	return p.applyPodCgroupStep(pod, podCgroup.after)
 }
 
 // checkMemoryDecrease refuses a memory limit set (or lowered) below the container's usage.

@@ -230,6 +230,7 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 		log.WithError(err).Warn("terminating pod")
 		return runtimeRetry, false
 	}
+	p.removePodCgroup(rec.uid)
 	// The pod's logs go with it, as the kubelet removes the log directory of a deleted pod.
 	if err := os.RemoveAll(podLogDir(p.cfg.PodLogRoot, pod)); err != nil {
 		log.WithError(err).Warn("removing the pod's log directory")

@@ -288,7 +288,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 		Failure:     failure,
 		Now:         time.Now(),
 		Probes:      p.probes,
-		PodCgroups:  p.podCgroups,
+		PodCgroups:  p.podCgroups.withReadback(p.podCgroupReadback(in)),
 		Actuated:    p.alloc.actuated(rec.uid),
 
 		ResizeConditions: resize,

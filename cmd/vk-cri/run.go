@@ -186,6 +186,9 @@ func run(ctx context.Context, o *options) error {
 		MaxParallelImagePulls: o.MaxParallelImagePulls,
 		Volumes:               vols,
 	}
+	if o.CgroupsPerQOS {
+		pcfg.PodCgroups, pcfg.NodeAllocatableCgroup, pcfg.PodCgroupOptions = podCgroups(o)
+	}
 	if measured != nil {
 		pcfg.Stats = measured.collector
 		pcfg.PressureAdmission = measured.admit
