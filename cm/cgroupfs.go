@@ -292,8 +292,8 @@ func (f *FS) Destroy(name CgroupName) error {
 	}
 	var killErr error
 	for range 5 {
-		pids, err := m.GetAllPids()
-		if err != nil || len(pids) == 0 {
+		pids := allPids(m)
+		if len(pids) == 0 {
 			killErr = nil
 			break
 		}
@@ -311,6 +311,26 @@ func (f *FS) Destroy(name CgroupName) error {
 		return fmt.Errorf("removing cgroup %s: %w", name.ToCgroupfs(), err)
 	}
 	return nil
+}
+
+// allPids are the processes in the cgroup and below it in every hierarchy, as the kubelet's
+// Pids walks every mount point (a process may have been moved in one hierarchy only).
+func allPids(m cgroups.Manager) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, dir := range m.GetPaths() {
+		pids, err := cgroups.GetAllPids(dir)
+		if err != nil {
+			continue
+		}
+		for _, pid := range pids {
+			if !seen[pid] {
+				seen[pid] = true
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
 }
 
 // Children lists the cgroup's child directories (memory hierarchy on v1).

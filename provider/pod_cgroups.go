@@ -71,7 +71,7 @@ func (p *Provider) startPodCgroups(ctx context.Context) error {
 			if err := cg.UpdateQOS(p.activePods()); err != nil {
 				p.log.WithError(err).Warn("updating the QoS cgroups")
 			}
-			removed, err := cg.CleanupOrphans(func(uid types.UID) bool { _, ok := p.pods.get(uid); return ok })
+			removed, err := cg.CleanupOrphans(p.podMayRun)
 			if err != nil {
 				p.log.WithError(err).Warn("removing orphaned pod cgroups")
 			}
@@ -81,6 +81,18 @@ func (p *Provider) startPodCgroups(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// podMayRun is the kubelet's "possibly running" set for its orphaned cgroup cleanup: a pod the
+// node has (from the API or found in the runtime) that has not finished.
+func (p *Provider) podMayRun(uid types.UID) bool {
+	rec, ok := p.pods.get(uid)
+	if !ok {
+		return false
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return !rec.finished
 }
 
 // ensurePodCgroup makes the pod's cgroup, with its limits, before its sandbox is created.

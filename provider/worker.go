@@ -222,6 +222,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		if err := p.tearDownVolumes(rec.uid); err != nil {
 			log.WithError(err).Warn("tearing down the volumes of the finished pod")
 		}
+		p.removePodCgroup(rec.uid)
 		if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
 			rt = fresh
 		}
