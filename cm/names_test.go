@@ -26,6 +26,12 @@ func TestNames(t *testing.T) {
 		{Layout{Root: ParseCgroupfs("/vk-cri-a")}.Pod(v1.PodQOSBestEffort, "u"), "/vk-cri-a/kubepods/besteffort/podu",
 			"/vk_cri_a.slice/vk_cri_a-kubepods.slice/vk_cri_a-kubepods-besteffort.slice/vk_cri_a-kubepods-besteffort-podu.slice"},
 		{CgroupName{}, "/", "/"},
+		// The kubelet's ToSystemd doc comment and its TestCgroupNameToSystemd cases.
+		{CgroupName{"kubepods", "burstable", "pod1234-abcd-5678-efgh"}, "/kubepods/burstable/pod1234-abcd-5678-efgh",
+			"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_abcd_5678_efgh.slice"},
+		{CgroupName{"Burstable", "pod-123"}, "/Burstable/pod-123", "/Burstable.slice/Burstable-pod_123.slice"},
+		{CgroupName{"BestEffort", "pod-6c1a4e95-6bb6-11e6-bc26-28d2444e470d"}, "/BestEffort/pod-6c1a4e95-6bb6-11e6-bc26-28d2444e470d",
+			"/BestEffort.slice/BestEffort-pod_6c1a4e95_6bb6_11e6_bc26_28d2444e470d.slice"},
 	}
 	for _, c := range cases {
 		if got := c.name.ToCgroupfs(); got != c.cgroupfs {
