@@ -59,6 +59,10 @@ func (p *Provider) startPodCgroups(ctx context.Context) error {
 	if err := cg.Start(p.cfg.NodeAllocatableCgroup); err != nil {
 		return fmt.Errorf("creating the node's pod cgroups: %w", err)
 	}
+	// The kubelet's QoS loop sets the QoS cgroups at once, then every minute.
+	if err := cg.UpdateQOS(p.activePods()); err != nil {
+		p.log.WithError(err).Warn("updating the QoS cgroups")
+	}
 	go func() {
 		t := time.NewTicker(qosCgroupUpdateInterval)
 		defer t.Stop()
