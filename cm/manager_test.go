@@ -183,11 +183,13 @@ func TestFSOnCgroupV2Files(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := testPod("u", v1.PodSpec{Containers: []v1.Container{ctr("a", rl("cpu", "250m", "memory", "32Mi"), rl("cpu", "500m", "memory", "64Mi"))}})
-	if err := fs.Update(name, PodResourceConfig(pod, DefaultPodOptions())); err != nil {
+	opts := DefaultPodOptions()
+	opts.PodPidsLimit = 256
+	if err := fs.Update(name, PodResourceConfig(pod, opts)); err != nil {
 		t.Fatal(err)
 	}
 	podDir := filepath.Join(dir, name.ToCgroupfs())
-	for file, want := range map[string]string{"memory.max": "67108864", "cpu.max": "50000 100000", "cpu.weight": "10"} {
+	for file, want := range map[string]string{"memory.max": "67108864", "cpu.max": "50000 100000", "cpu.weight": "10", "pids.max": "256"} {
 		if got := readFile(t, filepath.Join(podDir, file)); got != want {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
@@ -198,6 +200,14 @@ func TestFSOnCgroupV2Files(t *testing.T) {
 	}
 	if r := ReadbackOf(rc); r.MemoryLimit.Value() != 64<<20 || r.CPULimit.MilliValue() != 500 || *r.Shares != int64(WeightToShares(SharesToWeight(256))) {
 		t.Errorf("v2 read back %v %v %v", r.MemoryLimit, r.CPULimit, *r.Shares)
+	}
+	// The QoS manager's start-up values on v2: Burstable's memory.low reset to 0.
+	configs, _ := QOSCreateConfigs(nil, true)
+	if err := fs.Update(name, configs[v1.PodQOSBurstable]); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(podDir, "memory.low")); got != "0" {
+		t.Errorf("memory.low = %q, want 0", got)
 	}
 	for file, content := range map[string]string{"memory.max": "max", "cpu.max": "max 100000"} {
 		if err := os.WriteFile(filepath.Join(podDir, file), []byte(content+"\n"), 0o644); err != nil {
