@@ -52,7 +52,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		}
 	}
 	var retry time.Duration
-	if len(a.ContainersToResize) > 0 {
+	if len(a.ContainersToResize) > 0 || restartsForResize(a) {
 		if err := p.resizeContainers(ctx, rec, pod, a.ContainersToResize); err != nil {
 			p.resizeFailed(rec, pod, err)
 			retry = backoffInitial

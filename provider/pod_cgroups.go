@@ -148,6 +148,19 @@ func (p *Provider) planPodCgroupResize(pod *v1.Pod) (podCgroupResize, error) {
 	return podCgroupResize{before: before, after: after}, nil
 }
 
+// restartsForResize reports whether the sync restarts a container for its resize policy: the
+// pod cgroup takes the new resources then too, before the container starts again (the
+// kubelet's computePodResizeAction sets UpdatePodResources, and doPodResizeAction runs between
+// the kills and the starts).
+func restartsForResize(a podActions) bool {
+	for _, k := range a.ContainersToKill {
+		if k.Reason == "resize" {
+			return true
+		}
+	}
+	return false
+}
+
 // applyPodCgroupStep writes one step of a resize to the pod cgroup.
 func (p *Provider) applyPodCgroupStep(pod *v1.Pod, rc *cm.ResourceConfig) error {
 	if rc == nil || p.cfg.PodCgroups == nil {

@@ -138,3 +138,27 @@ func TestResizeUpdatesThePodCgroupAroundTheContainers(t *testing.T) {
 		})
 	}
 }
+
+// A container restarted by its resize policy has no in-place update, but its pod cgroup still
+// takes the new limit (the kubelet's UpdatePodResources).
+func TestResizeRestartUpdatesThePodCgroup(t *testing.T) {
+	log := &callLog{}
+	old := guaranteedMemoryPod("64Mi")
+	pcg := &fakePodCgroups{log: log, current: cm.PodResourceConfig(old, cm.DefaultPodOptions())}
+	rt := &cri.Client{Runtime: &resizeRuntime{log: log}}
+	p := &Provider{
+		cfg: Config{PodCgroups: pcg, PodCgroupOptions: cm.DefaultPodOptions()}, rt: rt, inspector: newInspector(rt, "node"),
+		log: logrus.NewEntry(logrus.New()), alloc: newAllocationStore(filepath.Join(t.TempDir(), "alloc.json")),
+	}
+	a := podActions{ContainersToKill: []killTarget{{ID: "c1", Name: "c", Reason: "resize"}}}
+	if !restartsForResize(a) || restartsForResize(podActions{ContainersToKill: []killTarget{{Reason: killNotStarted}}}) {
+		t.Fatal("restartsForResize does not tell a resize restart from other kills")
+	}
+	pod := guaranteedMemoryPod("128Mi")
+	if err := p.resizeContainers(context.Background(), &podRecord{uid: pod.UID}, pod, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(log.calls, "; ") != "pod memory=134217728" {
+		t.Errorf("calls %v, want the pod cgroup's new limit only", log.calls)
+	}
+}
