@@ -117,13 +117,15 @@ func (p *Provider) ensurePodCgroup(pod *v1.Pod) error {
 }
 
 // podCgroupResize is a resize's pod cgroup steps: what to write before the containers are
-// updated and after (cm.ResizeSteps); both nil without pod cgroups.
+// updated and after (cm.ResizeSteps); both nil without pod cgroups. refused says why the pod's
+// memory limit may not go down (its usage), if so.
 type podCgroupResize struct {
 	before, after *cm.ResourceConfig
+	refused       error
 }
 
 // planPodCgroupResize reads the pod cgroup and compares it with the allocated pod's settings;
-// it refuses, as the kubelet's validateMemoryResizeAction, a pod memory limit lowered to or
+// as the kubelet's validateMemoryResizeAction it marks refused a pod memory limit lowered to or
 // below what the pod uses now.
 func (p *Provider) planPodCgroupResize(pod *v1.Pod) (podCgroupResize, error) {
 	cg := p.cfg.PodCgroups
@@ -135,17 +137,18 @@ func (p *Provider) planPodCgroupResize(pod *v1.Pod) (podCgroupResize, error) {
 		return podCgroupResize{}, fmt.Errorf("unable to get pod cgroup config for pod %q: %w", pod.Name, err)
 	}
 	desired := cm.PodResourceConfig(pod, p.cfg.PodCgroupOptions)
+	before, after := cm.ResizeSteps(current, desired)
+	plan := podCgroupResize{before: before, after: after}
 	if desired.Memory != nil && current.Memory != nil && *desired.Memory < *current.Memory {
 		usage, err := cg.PodMemoryUsage(pod)
-		if err != nil {
-			return podCgroupResize{}, fmt.Errorf("cannot decrease memory limits: missing pod memory usage: %w", err)
-		}
-		if usage >= *desired.Memory {
-			return podCgroupResize{}, fmt.Errorf("cannot decrease memory limits: attempting to set pod memory limit (%d) below current usage (%d)", *desired.Memory, usage)
+		switch {
+		case err != nil:
+			plan.refused = errors.New("missing pod memory usage")
+		case usage >= *desired.Memory:
+			plan.refused = fmt.Errorf("attempting to set pod memory limit (%d) below current usage (%d)", *desired.Memory, usage)
 		}
 	}
-	before, after := cm.ResizeSteps(current, desired)
-	return podCgroupResize{before: before, after: after}, nil
+	return plan, nil
 }
 
 // restartsForResize reports whether the sync restarts a container for its resize policy: the

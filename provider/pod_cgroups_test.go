@@ -100,7 +100,7 @@ func TestResizeUpdatesThePodCgroupAroundTheContainers(t *testing.T) {
 		{name: "memory down: container first", from: "64Mi", to: "32Mi", podUsage: 10 * mi,
 			want: []string{"container c1 memory=33554432", "pod memory=33554432"}},
 		{name: "memory down below the pod's usage: refused", from: "64Mi", to: "32Mi", podUsage: 40 * mi,
-			wantErrSubstr: "attempting to set pod memory limit (33554432) below current usage (41943040)"},
+			wantErrSubstr: `cannot decrease memory limits: [attempting to set pod memory limit (33554432) below current usage (41943040), attempting to set container "c" memory limit (33554432) below current usage (41943040)]`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -180,6 +181,23 @@ func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1
 	if err != nil {
 		return err
 	}
+	// As the kubelet's validateMemoryResizeAction, every decrease is checked before anything
+	// changes: the pod's limit against the pod's usage, then each container's.
+	var refused []error
+	if podCgroup.refused != nil {
+		refused = append(refused, podCgroup.refused)
+	}
+	for _, t := range targets {
+		if containerByIndex(pod, t.Index, t.Init) == nil {
+			continue
+		}
+		if err := p.checkMemoryDecrease(ctx, t); err != nil {
+			refused = append(refused, err)
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("cannot decrease memory limits: %w", utilerrors.NewAggregate(refused))
+	}
 	if err := p.applyPodCgroupStep(pod, podCgroup.before); err != nil {
 		return err
 	}
@@ -187,9 +205,6 @@ func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1
 		c := containerByIndex(pod, t.Index, t.Init)
 		if c == nil {
 			continue
-		}
-		if err := p.checkMemoryDecrease(ctx, t); err != nil {
-			return fmt.Errorf("cannot decrease memory limits: %w", err)
 		}
 		res := &runtimeapi.ContainerResources{Linux: containerResources(node, pod, c)}
 		uctx, cancel := context.WithTimeout(ctx, resizeUpdateTimeout)

@@ -742,8 +742,8 @@ func TestUnsupported(t *testing.T) {
 		"env from a volume file": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{}}}}
 		},
-		"pod overhead": func(p *v1.Pod, sc *scenario) { p.Spec.Overhead = v1.ResourceList{} },
-		"user namespaces":     func(p *v1.Pod, sc *scenario) { p.Spec.HostUsers = new(false) },
+		"pod overhead":    func(p *v1.Pod, sc *scenario) { p.Spec.Overhead = v1.ResourceList{} },
+		"user namespaces": func(p *v1.Pod, sc *scenario) { p.Spec.HostUsers = new(false) },
 	}
 	for want, mutate := range cases {
 		p := plain()
