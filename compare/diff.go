@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -57,6 +56,12 @@ func (ig Ignorer) Ignored(path string) bool {
 
 // DiffSides compares two records of one scenario. No diffs means the scenario matches.
 func DiffSides(a, b *SideRecord, opts CompareOptions) []Diff {
+	return DiffSidesWith(a, b, opts, RunHistory{})
+}
+
+// DiffSidesWith compares two records of one scenario that was run before: hist is what the
+// earlier runs showed (see RunHistory).
+func DiffSidesWith(a, b *SideRecord, opts CompareOptions, hist RunHistory) []Diff {
 	ig := NewIgnorer(opts.Ignore)
 	var d differ
 	d.ig = ig
@@ -77,7 +82,7 @@ func DiffSides(a, b *SideRecord, opts CompareOptions) []Diff {
 		names[n] = true
 	}
 	for _, n := range sortedKeys(names) {
-		d.pod(n, a.Pods[n], b.Pods[n], opts)
+		d.pod(n, a.Pods[n], b.Pods[n], opts, hist.RefDeletions[n])
 	}
 	return d.out
 }
@@ -190,7 +195,7 @@ func shortText(s string) string {
 	return describeText(s)
 }
 
-func (d *differ) pod(name string, a, b *PodRecord, opts CompareOptions) {
+func (d *differ) pod(name string, a, b *PodRecord, opts CompareOptions, refDeletions []float64) {
 	base := "pods/" + name
 	if a == nil || b == nil {
 		d.value(base, podSummary(a), podSummary(b))
@@ -200,7 +205,7 @@ func (d *differ) pod(name string, a, b *PodRecord, opts CompareOptions) {
 	d.timeline(base+"/timeline", a.Timeline, b.Timeline)
 	d.events(base+"/events", a.Events, b.Events, opts.EventCounts)
 	d.logs(base+"/logs", a.Logs, b.Logs)
-	d.deletion(base+"/deletion", a.Deletion, b.Deletion)
+	d.deletion(base+"/deletion", a.Deletion, b.Deletion, refDeletions)
 	d.shape(base+"/final", a.Final, b.Final)
 }
 
@@ -535,45 +540,6 @@ func logSummary(l *LogResult) string {
 		return "error: " + l.Error
 	}
 	return shortText(l.Text)
-}
-
-// deletionTolerance: two deletion times in neighbouring buckets still match when they are this
-// close. It is the kubelet's PLEG relist period: the kubelet deletes a pod from the API in the
-// sync its pod worker makes after the first relist that began once the containers stopped
-// (pod_workers.go waits with podCache.GetNewerThan before SyncTerminatedPod), and the relists'
-// phase is unrelated to the pod's, so the same deletion takes anywhere within one period more
-// from run to run (2.3 to 3.3 s for a SIGTERM-ignoring container with a 2 s grace period; vk-cri
-// keeps the same cadence with its own relister: provider/cadence.go).
-const deletionTolerance = 1.0
-
-// promptDeletion: two deletions that both end within this many seconds are the same behaviour
-// (the pod left the API once its containers stopped); how fast within it depends on each
-// agent's sync cadence, not on what it does.
-const promptDeletion = 3.0
-
-func (d *differ) deletion(path string, a, b *DeletionRecord) {
-	if a == nil && b == nil {
-		return
-	}
-	if a == nil || b == nil || a.Gone != b.Gone {
-		d.value(path, deletionSummary(a), deletionSummary(b))
-		return
-	}
-	if !a.Gone || a.Bucket == b.Bucket || math.Abs(a.Seconds-b.Seconds) <= deletionTolerance ||
-		(a.Seconds < promptDeletion && b.Seconds < promptDeletion) {
-		return
-	}
-	d.add(Diff{Path: path, A: deletionSummary(a), B: deletionSummary(b)})
-}
-
-func deletionSummary(r *DeletionRecord) string {
-	if r == nil {
-		return Absent
-	}
-	if !r.Gone {
-		return fmt.Sprintf("not gone (grace %ds)", r.GracePeriodSeconds)
-	}
-	return fmt.Sprintf("%s (%.1fs, grace %ds)", r.Bucket, r.Seconds, r.GracePeriodSeconds)
 }
 
 // lineDiff is a minimal line diff of two texts (longest common subsequence of lines), with at

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
 type diffCase struct {
@@ -70,7 +72,7 @@ func TestDiffGolden(t *testing.T) {
 			}
 			var b bytes.Buffer
 			PrintScenario(&b, r)
-			checkGolden(t, strings.TrimSuffix(f, ".yaml")+".golden", b.Bytes())
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".golden", b.Bytes())
 		})
 	}
 }

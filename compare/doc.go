@@ -33,8 +33,12 @@
 //
 // DiffSides compares the two records: step outcomes, exec results and logs exactly; events as
 // a set of (type, reason, fieldPath) present on a side, or with their counts when the scenario
-// sets compare.eventCounts; deletion times by bucket (DeletionBucket; neighbouring buckets
-// within 1 s, the kubelet's relist period, still match); timelines as described in timeline.go (after collapsing repeats:
+// sets compare.eventCounts; deletion times as a behaviour part (how long the containers took to
+// stop: preStop, SIGTERM, the grace period) plus a cadence part (the node's sync loop), so that
+// they match when they differ by at most DeletionEnvelope, the relist waits the kubelet's
+// deletion path makes (two relist intervals, 2.5 s), and, when the scenario is run again, when
+// A's time lies within that envelope of the range of B's (the reference's) times over the runs
+// (see deletion.go); timelines as described in timeline.go (after collapsing repeats:
 // the same final state, and either one a subsequence of the other or both skipping different
 // states of one progression; when both pods end Succeeded or Failed, their terminal states'
 // PodReadyToStartContainers is left out, a race in the kubelet: see racyReadyToStart). Diff
@@ -44,7 +48,9 @@
 //
 // # Scenario files
 //
-// The format is documented in test/compare/README.md; scenario.go implements it. Additions
+// The format is documented in test/compare/README.md; scenario_parse.go implements it
+// (types in scenario.go, loading in scenario_load.go, step checks in scenario_validate.go,
+// `for:` in waitfor.go, decoding errors in jsonerror.go). Additions
 // to it, all optional:
 //
 //   - compare.eventCounts (bool): compare event counts, not only presence.

@@ -10,6 +10,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
 func TestNormalizePodGolden(t *testing.T) {
@@ -41,7 +43,7 @@ func TestNormalizePodGolden(t *testing.T) {
 			}
 			out = append(out, '\n')
 			out = append(out, []byte("# String(): "+snap.String()+"\n")...)
-			checkGolden(t, strings.TrimSuffix(f, ".yaml")+".golden", out)
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".golden", out)
 		})
 	}
 }
@@ -117,7 +119,7 @@ func TestNormalizeTextGolden(t *testing.T) {
 			b.WriteString("\n")
 		}
 	}
-	checkGolden(t, "testdata/normalize/texts.golden", []byte(b.String()))
+	golden.Check(t, "testdata/normalize/texts.golden", []byte(b.String()))
 }
 
 // The same text from two sides normalises to the same result when only volatile parts differ.

@@ -134,15 +134,18 @@ type DeletionRecord struct {
 	GracePeriodSeconds int64 `json:"gracePeriodSeconds"`
 	// Gone is false when the pod was still there when the scenario ended.
 	Gone bool `json:"gone"`
-	// Seconds is the measured time (not compared: Bucket is).
+	// Seconds is the measured time, compared with the other node's within DeletionEnvelope
+	// (deletion.go).
 	Seconds float64 `json:"seconds"`
-	// Bucket is DeletionBucket(Seconds, GracePeriodSeconds), or "not gone".
+	// Bucket is DeletionBucket(Seconds, GracePeriodSeconds), or "not gone": a rough class for
+	// people reading the JSON (not compared: fixed edges split the same behaviour).
 	Bucket string `json:"bucket"`
 }
 
-// DeletionBucket puts a deletion time in a bucket: "grace±2s" when it is within 2 s of the
-// grace period (and the grace period is at least 3 s, so that the fixed buckets stay
-// meaningful for short grace periods), otherwise "<1s", "1-3s", "3-10s", "10-30s" or ">30s".
+// DeletionBucket puts a deletion time in a rough class for readers: "grace±2s" when it is
+// within 2 s of the grace period (and the grace period is at least 3 s, so that the fixed
+// buckets stay meaningful for short grace periods), otherwise "<1s", "1-3s", "3-10s", "10-30s"
+// or ">30s". The comparison does not use it (deletion.go).
 func DeletionBucket(seconds float64, grace int64) string {
 	if grace >= 3 && seconds >= float64(grace)-2 && seconds <= float64(grace)+2 {
 		return "grace±2s"

@@ -53,6 +53,16 @@ type Attempt struct {
 	Diffs   []Diff  `json:"diffs"`
 	ErrorA  string  `json:"errorA,omitempty"`
 	ErrorB  string  `json:"errorB,omitempty"`
+	// DeletionsA and DeletionsB are each node's deletion times (seconds) of the pods gone from
+	// the API in that run; node B's widen the comparison of the next runs (RunHistory).
+	DeletionsA map[string]float64 `json:"deletionsA,omitempty"`
+	DeletionsB map[string]float64 `json:"deletionsB,omitempty"`
+}
+
+// attemptOf keeps what a later run of the scenario needs of a run that is run again.
+func attemptOf(r *ScenarioResult) Attempt {
+	return Attempt{Status: r.Status, Seconds: r.Seconds, Diffs: r.Diffs, ErrorA: r.A.errorText(), ErrorB: r.B.errorText(),
+		DeletionsA: goneDeletions(r.A), DeletionsB: goneDeletions(r.B)}
 }
 
 func (s *SideRecord) errorText() string {
@@ -63,8 +73,12 @@ func (s *SideRecord) errorText() string {
 }
 
 // Decide sets the result's Diffs and Status from its two records.
-func (r *ScenarioResult) Decide(opts CompareOptions) {
-	r.Diffs = DiffSides(r.A, r.B, opts)
+func (r *ScenarioResult) Decide(opts CompareOptions) { r.DecideWith(opts, RunHistory{}) }
+
+// DecideWith sets the result's Diffs and Status from its two records and what earlier runs of
+// the scenario showed.
+func (r *ScenarioResult) DecideWith(opts CompareOptions, hist RunHistory) {
+	r.Diffs = DiffSidesWith(r.A, r.B, opts, hist)
 	if r.Diffs == nil {
 		r.Diffs = []Diff{}
 	}

@@ -148,13 +148,16 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []*Scenario, opts RunOpti
 }
 
 // runWithRetries runs a scenario, and again while it differs or fails, up to retries more times.
+// A run after the first is decided with the earlier runs' history (RunHistory).
 func (r *Runner) runWithRetries(ctx context.Context, sc *Scenario, retries int) *ScenarioResult {
 	res := r.RunScenario(ctx, sc)
 	var earlier []Attempt
 	for n := 0; n < retries && retryable(res.Status) && ctx.Err() == nil; n++ {
-		earlier = append(earlier, Attempt{Status: res.Status, Seconds: res.Seconds, Diffs: res.Diffs, ErrorA: res.A.errorText(), ErrorB: res.B.errorText()})
+		earlier = append(earlier, attemptOf(res))
 		r.log().WithFields(logrus.Fields{"scenario": sc.ID(), "status": res.Status, "attempt": n + 2}).Warn("running the scenario again")
 		res = r.RunScenario(ctx, sc)
+		// The reference node's own spread between the runs widens the comparison of this one.
+		res.DecideWith(sc.Compare, historyOf(earlier))
 	}
 	res.EarlierAttempts = earlier
 	return res

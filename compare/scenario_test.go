@@ -9,6 +9,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
 func TestLoadSampleScenarios(t *testing.T) {
@@ -152,7 +154,7 @@ func TestInvalidScenarios(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), f+": ") {
 				t.Errorf("error does not start with the file name: %v", err)
 			}
-			checkGolden(t, strings.TrimSuffix(f, ".yaml")+".err", []byte(err.Error()+"\n"))
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".err", []byte(err.Error()+"\n"))
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
 func loadPod(t *testing.T, path string) *v1.Pod {
@@ -54,7 +56,7 @@ func TestShapeOfRecordedPods(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, "testdata/shape/"+name+".golden", append(got, '\n'))
+			golden.Check(t, "testdata/shape/"+name+".golden", append(got, '\n'))
 		})
 	}
 }

@@ -17,14 +17,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(( ref_was_up )) || "$HACK_DIR/ref.sh" up
+(( ref_was_up )) || phase "reference node up" "$HACK_DIR/ref.sh" up
 "$HACK_DIR/node.sh" remove "$NODE" >/dev/null 2>&1 || true
 "$HACK_DIR/node.sh" start "$NODE" "$PORT"
 "$HACK_DIR/node.sh" wait-ready "$NODE"
 
 mkdir -p "$REPO_DIR/_output"
 log "comparing the matching scenarios of test/compare on $NODE (vk-cri) and ref (kubelet)"
-"$REPO_DIR/bin/vk-cri" compare --kubeconfig "$KUBECONFIG" --node-a "$NODE" --node-b ref \
+phase "compare corpus" "$REPO_DIR/bin/vk-cri" compare --kubeconfig "$KUBECONFIG" --node-a "$NODE" --node-b ref \
   --scenarios "$REPO_DIR/test/compare" --only-matching --parallel "${COMPARE_PARALLEL:-4}" \
   --retries "${COMPARE_RETRIES:-1}" \
   --out "$REPO_DIR/_output/compare-matching.json"

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Runs Debian's containerd as a private, per-instance CRI runtime (no systemd).
+# Runs containerd as a private, per-instance CRI runtime (no systemd).
 #
-#   hack/containerd.sh install|start|stop [--purge]|kill|status [INSTANCE]
+#   hack/containerd.sh install|start|stop [--purge]|kill|status|config [INSTANCE]
+#
+# Two lanes, chosen by VKCRI_CONTAINERD for both instances:
+#   2    (default) containerd $CONTAINERD2_VERSION and runc $RUNC_VERSION, built and cached by
+#        hack/build-containerd.sh, with a version 3 config; runtime handlers "runc" (default) and
+#        "crun" (Debian's crun).
+#   1.6  Debian's containerd 1.6 and runc 1.1, with a version 2 config; handler "runc" only.
+# start records the lane in $STACK_DIR/containerd-INSTANCE/lane; stop, kill, status and a start
+# while the instance (or its shims) still runs use the recorded lane. Each lane has its own
+# metadata root (root/ for 1.6, root-2/ for 2): 1.6 cannot be expected to read what 2.x wrote.
 #
 # INSTANCE is "vk" (default; the vk-cri node) or "ref" (a reference upstream kubelet). Each
 # instance has its own dirs $STACK_DIR/containerd-INSTANCE/{root,state,config.toml,containerd.sock},
@@ -17,6 +26,8 @@
 #   kill     SIGKILLs only the containerd daemon (as in a crash): shims and pods keep running;
 #            a later "start" picks them up again.
 #   status   exits 0 iff the instance's CRI socket answers.
+#   config   only writes the config files (config.toml, hosts.toml redirects, CNI conflist) for
+#            the requested lane and prints the path of config.toml: nothing is started.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -35,10 +46,19 @@ done
 containerd_instance "${args[0]:-vk}"
 
 RUNC_ROOT="$CTRD_DIR/state/runc"
+CRUN_ROOT="$CTRD_DIR/state/crun"
+# The crun handler's BinaryName: a wrapper around Debian's crun (write_crun_wrapper).
+CRUN_WRAPPER="$CTRD_DIR/crun"
 CNI_CONF_DIR="$CTRD_DIR/cni/net.d"
 IPAM_DIR="$CTRD_DIR/cni/ipam"
 CERTS_DIR="$CTRD_DIR/certs.d"
-CNI_NETWORK="vk-cri-$CTRD_INSTANCE"
+CNI_NETWORK=$CTRD_CNI_NETWORK
+LANE_FILE="$CTRD_DIR/lane"
+
+# lane_root: the metadata root of the current lane.
+lane_root() {
+  if [[ "$CTRD_LANE" == 1.6 ]]; then echo "$CTRD_DIR/root"; else echo "$CTRD_DIR/root-$CTRD_LANE"; fi
+}
 
 CRICTL_CONFIG="$CTRD_DIR/crictl.yaml"
 
@@ -57,7 +77,7 @@ socket_answers() {
   if [[ -x "$CRICTL" ]]; then
     cri version >/dev/null 2>&1
   else
-    ctr --address "$CTRD_SOCK" version >/dev/null 2>&1
+    "$CTRD_CTR" --address "$CTRD_SOCK" version >/dev/null 2>&1
   fi
 }
 
@@ -65,25 +85,32 @@ socket_answers() {
 
 install_packages() {
   local missing=()
-  command -v containerd >/dev/null && command -v containerd-shim-runc-v2 >/dev/null || missing+=(containerd)
-  command -v runc >/dev/null || missing+=(runc)
+  if [[ "$CTRD_LANE" == 1.6 ]]; then
+    [[ -x /usr/bin/containerd && -x /usr/bin/containerd-shim-runc-v2 ]] || missing+=(containerd)
+    [[ -x /usr/bin/runc ]] || missing+=(runc)
+  else
+    [[ -x /usr/bin/crun ]] || missing+=(crun)
+  fi
   [[ -x "$CNI_BIN_DIR/bridge" && -x "$CNI_BIN_DIR/host-local" && -x "$CNI_BIN_DIR/loopback" && -x "$CNI_BIN_DIR/portmap" ]] \
     || missing+=(containernetworking-plugins)
   dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
   command -v iptables >/dev/null || missing+=(iptables)
   if (( ${#missing[@]} == 0 )); then
-    log "containerd, runc, CNI plugins, busybox-static and iptables are installed"
+    log "the packages of containerd lane $CTRD_LANE, CNI plugins, busybox-static and iptables are installed"
     return
   fi
   log "installing ${missing[*]} with apt-get"
+  phase_begin "apt-get install ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  phase_end "apt-get install ${missing[*]}"
   # The Debian package would start containerd through systemd/init scripts; we run our own.
 }
 
 build_crictl() {
   [[ -x "$CRICTL" ]] && return 0
   log "building crictl $CRI_TOOLS_VERSION from the Go module proxy into $CRICTL"
+  phase_begin "building crictl $CRI_TOOLS_VERSION"
   local dir src
   dir=$(GOFLAGS='' go mod download -json "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
   [[ -n "$dir" && -d "$dir" ]] || die "could not download sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION"
@@ -99,6 +126,7 @@ build_crictl() {
       -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" \
       -o "$CRICTL.tmp" ./cmd/crictl) || die "building crictl failed"
   mv "$CRICTL.tmp" "$CRICTL"
+  phase_end "building crictl $CRI_TOOLS_VERSION"
   ln -sfn "$(basename "$CRICTL")" "$CACHE_DIR/bin/crictl"
   log "crictl ready: $("$CRICTL" --version)"
 }
@@ -106,14 +134,70 @@ build_crictl() {
 # --- start ------------------------------------------------------------------------------------
 
 write_config() {
-  mkdir -p "$CTRD_DIR/root" "$CTRD_DIR/state" "$CTRD_DIR/opt" "$RUNC_ROOT" "$CNI_CONF_DIR" "$IPAM_DIR" \
+  mkdir -p "$(lane_root)" "$CTRD_DIR/state" "$CTRD_DIR/opt" "$RUNC_ROOT" "$CNI_CONF_DIR" "$IPAM_DIR" \
            "$CERTS_DIR/127.0.0.1:$REGISTRY_PORT"
+  [[ -z "$CTRD_CRUN" ]] || mkdir -p "$CRUN_ROOT"
   local tmp
   tmp=$(mktemp "$CTRD_DIR/.config.XXXXXX")
+  if [[ "$CTRD_LANE" == 1.6 ]]; then write_config_v2 >"$tmp"; else write_config_v3 >"$tmp"; fi
+  mv "$tmp" "$CTRD_DIR/config.toml"
+  [[ -z "$CTRD_CRUN" ]] || write_crun_wrapper
+  write_hosts_and_cni
+}
+
+# write_crun_wrapper: the crun handler runs Debian 12's crun 1.8.1 through $CRUN_WRAPPER, which
+# works around two refusals of that crun, each only where it applies:
+#  - crun 1.8 accepts only ociVersion 1.0.x and 1.1.x ("unknown version specified"); containerd
+#    2.x writes its runtime-spec version (1.3.0 for v2.4). For create and run, the wrapper sets the
+#    bundle's ociVersion to 1.1.0 (what crun 1.8 understands of the spec is all it applies anyway).
+#  - crun 1.8 refuses a hybrid cgroup layout whose cgroup2 mount has controllers ("cgroups in
+#    hybrid mode not supported, drop all controllers from cgroupv2"), as this VM's
+#    /sys/fs/cgroup/unified has (hugetlb). The wrapper runs crun in a private mount namespace
+#    without that mount, where crun sees plain cgroup v1, as runc uses it here. The host's mounts
+#    are not touched.
+write_crun_wrapper() {
+  local crun_version fix_version=0 hide_unified=0
+  crun_version=$("$CTRD_CRUN" --version 2>/dev/null | sed -n 's/^crun version \([0-9][0-9.]*\).*/\1/p')
+  if [[ "$crun_version" =~ ^1\.([0-8])(\.|$) ]]; then fix_version=1; fi
+  if [[ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" == tmpfs && "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" == cgroup2fs \
+        && -n "$(cat /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null)" ]]; then
+    hide_unified=1
+  fi
+  local tmp
+  tmp=$(mktemp "$CTRD_DIR/.crun.XXXXXX")
   cat >"$tmp" <<EOF
-# Generated by hack/containerd.sh for instance "$CTRD_INSTANCE". Do not edit.
+#!/bin/sh
+# Generated by hack/containerd.sh (write_crun_wrapper) for crun $crun_version: fix_version=$fix_version hide_unified=$hide_unified.
+set -eu
+if [ $fix_version = 1 ]; then
+  bundle= cmd= prev=
+  for a in "\$@"; do
+    case "\$prev" in --bundle|-b) bundle=\$a ;; esac
+    case "\$a" in
+      --bundle=*) bundle=\${a#--bundle=} ;;
+      create|run) [ -n "\$cmd" ] || cmd=\$a ;;
+    esac
+    prev=\$a
+  done
+  if [ -n "\$cmd" ] && [ -n "\$bundle" ] && [ -f "\$bundle/config.json" ]; then
+    sed -i '0,/"ociVersion":"[^"]*"/s//"ociVersion":"1.1.0"/' "\$bundle/config.json"
+  fi
+fi
+if [ $hide_unified = 1 ]; then
+  exec unshare --mount --propagation private sh -c 'umount -l /sys/fs/cgroup/unified && exec "\$0" "\$@"' "$CTRD_CRUN" "\$@"
+fi
+exec "$CTRD_CRUN" "\$@"
+EOF
+  chmod 755 "$tmp"
+  mv "$tmp" "$CRUN_WRAPPER"
+}
+
+# write_config_v2: containerd 1.6's config (version 2, CRI plugin io.containerd.grpc.v1.cri).
+write_config_v2() {
+  cat <<EOF
+# Generated by hack/containerd.sh for instance "$CTRD_INSTANCE", lane 1.6. Do not edit.
 version = 2
-root = "$CTRD_DIR/root"
+root = "$(lane_root)"
 state = "$CTRD_DIR/state"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.internal.v1.tracing", "io.containerd.tracing.processor.v1.otlp"]
 
@@ -153,8 +237,77 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = "$CERTS_DIR"
 EOF
-  mv "$tmp" "$CTRD_DIR/config.toml"
+}
 
+# write_config_v3: containerd 2.x's config (version 3: the CRI plugin is split into
+# io.containerd.cri.v1.images, io.containerd.cri.v1.runtime and the server part
+# io.containerd.grpc.v1.cri; keys as in internal/cri/config/config.go of containerd v2.4, which
+# migrates version 3 to its version 4 by itself). The settings are those of write_config_v2.
+write_config_v3() {
+  local images="plugins.'io.containerd.cri.v1.images'" runtime="plugins.'io.containerd.cri.v1.runtime'"
+  cat <<EOF
+# Generated by hack/containerd.sh for instance "$CTRD_INSTANCE", lane $CTRD_LANE. Do not edit.
+version = 3
+root = "$(lane_root)"
+state = "$CTRD_DIR/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.blockfile", "io.containerd.snapshotter.v1.erofs", "io.containerd.internal.v1.tracing", "io.containerd.tracing.processor.v1.otlp"]
+
+[grpc]
+  address = "$CTRD_SOCK"
+
+[ttrpc]
+  address = "$CTRD_SOCK.ttrpc"
+
+[plugins.'io.containerd.internal.v1.opt']
+  path = "$CTRD_DIR/opt"
+
+[$images]
+  snapshotter = "overlayfs"
+  [$images.pinned_images]
+    # Version 2's sandbox_image.
+    sandbox = "127.0.0.1:$REGISTRY_PORT/vk-cri/pause:3.10"
+  [$images.registry]
+    config_path = "$CERTS_DIR"
+
+[$runtime]
+  # Root here lacks CAP_SYS_RESOURCE: runc must not try to lower oom_score_adj below ours.
+  restrict_oom_score_adj = true
+  # Network namespaces under this instance's state dir (not /var/run/netns), so stop finds them.
+  netns_mounts_under_state_dir = true
+  [$runtime.containerd]
+    default_runtime_name = "runc"
+    [$runtime.containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [$runtime.containerd.runtimes.runc.options]
+        BinaryName = "$CTRD_RUNC"
+        # cgroupfs: no systemd here. containerd's RuntimeConfig reports this driver to the kubelet.
+        SystemdCgroup = false
+        # A runc state dir of our own, so leftovers of this instance can be found and killed.
+        Root = "$RUNC_ROOT"
+    # RuntimeClass handler "crun": the same shim with Debian's crun as the OCI runtime (through
+    # a wrapper, see write_crun_wrapper).
+    [$runtime.containerd.runtimes.crun]
+      runtime_type = "io.containerd.runc.v2"
+      [$runtime.containerd.runtimes.crun.options]
+        BinaryName = "$CRUN_WRAPPER"
+        SystemdCgroup = false
+        Root = "$CRUN_ROOT"
+  [$runtime.cni]
+    bin_dirs = ["$CNI_BIN_DIR"]
+    conf_dir = "$CNI_CONF_DIR"
+    max_conf_num = 1
+
+[plugins.'io.containerd.grpc.v1.cri']
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  # exec/attach/port-forward streams idle this long are closed; vk-cri's
+  # --streaming-connection-idle-timeout (4h) must not be cut short by the runtime.
+  stream_idle_timeout = "${STREAM_IDLE_TIMEOUT:-4h0m0s}"
+EOF
+}
+
+# write_hosts_and_cni: the registry hosts.toml files and the CNI conflist (both lanes).
+write_hosts_and_cni() {
   # The local registry speaks plain http on loopback.
   cat >"$CERTS_DIR/127.0.0.1:$REGISTRY_PORT/hosts.toml" <<EOF
 server = "http://127.0.0.1:$REGISTRY_PORT"
@@ -217,11 +370,29 @@ ensure_bridge() {
   ip link set "$CTRD_BRIDGE" up
 }
 
+# choose_lane: the lane to start with. A running instance, or shims left by a killed one, keep
+# the lane recorded at their start; asking for another one explicitly is an error (stop first).
+choose_lane() {
+  local recorded=
+  [[ -f "$LANE_FILE" ]] && recorded=$(<"$LANE_FILE")
+  if [[ -n "$recorded" ]] && { is_running "$CTRD_PIDNAME" || [[ -n "$(instance_shims)" ]]; }; then
+    if [[ "$recorded" != "$VKCRI_CONTAINERD" ]]; then
+      [[ -z "$VKCRI_CONTAINERD_SET" ]] \
+        || die "containerd ($CTRD_INSTANCE) runs lane $recorded, VKCRI_CONTAINERD=$VKCRI_CONTAINERD asks for another: run $0 stop $CTRD_INSTANCE first"
+      log "WARNING: containerd ($CTRD_INSTANCE) runs lane $recorded (not the default $VKCRI_CONTAINERD): keeping it"
+    fi
+    containerd_lane "$recorded"
+  else
+    containerd_lane "$VKCRI_CONTAINERD"
+  fi
+}
+
 start() {
-  [[ -x "$(command -v containerd)" ]] || die "containerd is not installed: run $0 install"
+  choose_lane
+  [[ -x "$CTRD_CONTAINERD" ]] || die "containerd of lane $CTRD_LANE ($CTRD_CONTAINERD) is not installed: run $0 install"
   build_crictl
   if is_running "$CTRD_PIDNAME" && socket_answers; then
-    log "containerd ($CTRD_INSTANCE) already running, pid $(pid_of "$CTRD_PIDNAME"), socket $CTRD_SOCK"
+    log "containerd ($CTRD_INSTANCE, lane $CTRD_LANE) already running, pid $(pid_of "$CTRD_PIDNAME"), socket $CTRD_SOCK"
     ensure_bridge
     return 0
   fi
@@ -231,14 +402,21 @@ start() {
     write_config
     ensure_bridge
     rm -f "$CTRD_SOCK" "$CTRD_SOCK.ttrpc"
-    log "starting containerd ($CTRD_INSTANCE): config $CTRD_DIR/config.toml, log $LOG_DIR/$CTRD_PIDNAME.log"
-    start_bg "$CTRD_PIDNAME" containerd --config "$CTRD_DIR/config.toml"
+    echo "$CTRD_LANE" >"$LANE_FILE"
+    log "starting containerd ($CTRD_INSTANCE, lane $CTRD_LANE): config $CTRD_DIR/config.toml, log $LOG_DIR/$CTRD_PIDNAME.log"
+    start_containerd
   fi
   if ! wait_for "containerd ($CTRD_INSTANCE) socket" 30 socket_answers; then
     tail -n 20 "$LOG_DIR/$CTRD_PIDNAME.log" >&2 || true
     die "containerd ($CTRD_INSTANCE) did not come up"
   fi
   log "containerd ($CTRD_INSTANCE) ready, pid $(pid_of "$CTRD_PIDNAME"): $(cri version 2>/dev/null | sed -n 's/^RuntimeVersion: *//p')"
+}
+
+# start_containerd: the daemon of the current lane in the background, with the lane's PATH (its
+# shim first).
+start_containerd() {
+  start_bg "$CTRD_PIDNAME" env PATH="$CTRD_PATH" "$CTRD_CONTAINERD" --config "$CTRD_DIR/config.toml"
 }
 
 # --- stop -------------------------------------------------------------------------------------
@@ -268,14 +446,18 @@ remove_pods() {
 }
 
 kill_leftovers() {
-  local shims=() ns id
-  # Containers runc still knows about in this instance's own runc root.
-  for ns in "$RUNC_ROOT"/*/; do
-    [[ -d "$ns" ]] || continue
-    for id in $(runc --root "$ns" list -q 2>/dev/null); do
-      log "killing leftover container $id"
-      runc --root "$ns" kill --all "$id" KILL 2>/dev/null || true
-      runc --root "$ns" delete --force "$id" 2>/dev/null || true
+  local shims=() ns id rt bin
+  # Containers runc (or crun) still knows about in this instance's own state roots.
+  for rt in "$CTRD_RUNC:$RUNC_ROOT" "$CRUN_WRAPPER:$CRUN_ROOT"; do
+    bin=${rt%%:*}
+    [[ -n "$bin" && -x "$bin" ]] || continue
+    for ns in "${rt#*:}"/*/; do
+      [[ -d "$ns" ]] || continue
+      for id in $("$bin" --root "$ns" list -q 2>/dev/null); do
+        log "killing leftover container $id ($(basename "$bin"))"
+        "$bin" --root "$ns" kill --all "$id" KILL 2>/dev/null || true
+        "$bin" --root "$ns" delete --force "$id" 2>/dev/null || true
+      done
     done
   done
   mapfile -t shims < <(instance_shims)
@@ -333,7 +515,7 @@ stop() {
     log "containerd ($CTRD_INSTANCE) is down but its shims run: starting it to clean up its pods"
     if [[ -f "$CTRD_DIR/config.toml" ]]; then
       rm -f "$CTRD_SOCK" "$CTRD_SOCK.ttrpc"
-      start_bg "$CTRD_PIDNAME" containerd --config "$CTRD_DIR/config.toml"
+      start_containerd
       wait_for "containerd ($CTRD_INSTANCE) socket" 30 socket_answers || true
       temp=1
     fi
@@ -354,6 +536,7 @@ stop() {
   rm -f /var/lib/cni/results/"$CNI_NETWORK"-* 2>/dev/null || true
   remove_bridge
   remove_cni_chains
+  rm -f "$LANE_FILE"
   if (( purge )) && [[ -d "$CTRD_DIR" ]]; then
     log "removing $CTRD_DIR"
     rm -rf "$CTRD_DIR"
@@ -378,13 +561,23 @@ kill_daemon() {
 }
 
 case "$cmd" in
-  install) install_packages; build_crictl ;;
+  install)
+    containerd_lane "$VKCRI_CONTAINERD"
+    install_packages
+    [[ "$CTRD_LANE" == 1.6 ]] || "$HACK_DIR/build-containerd.sh"
+    build_crictl
+    ;;
+  config)
+    containerd_lane "$VKCRI_CONTAINERD"
+    write_config
+    echo "$CTRD_DIR/config.toml"
+    ;;
   start) start ;;
   stop) stop ;;
   kill) kill_daemon ;;
   status)
     if socket_answers; then
-      log "containerd ($CTRD_INSTANCE) is up: pid $(pid_of "$CTRD_PIDNAME" || echo '?'), socket $CTRD_SOCK"
+      log "containerd ($CTRD_INSTANCE, lane $CTRD_LANE) is up: pid $(pid_of "$CTRD_PIDNAME" || echo '?'), socket $CTRD_SOCK"
       exit 0
     fi
     log "containerd ($CTRD_INSTANCE) is down"

@@ -7,6 +7,11 @@
 #                       lock shared, so that several such runs can share one stack. Give each its own
 #                       node with VKCRI_E2E_NODE and VKCRI_E2E_PORT.
 #   (no E2E_RUN)        the whole suite, then hack/compare-ci.sh; holds the stack lock exclusively.
+#   E2E_SMOKE_1_6=1     (whole suite only; default 0) then, when both passed, restarts the "vk"
+#                       containerd instance on the 1.6 lane (VKCRI_CONTAINERD=1.6, hack/containerd.sh),
+#                       runs the smoke subset E2E_SMOKE_RUN on it, and puts the instance back on the
+#                       lane it ran before. The suite itself runs on whatever lane the stack has
+#                       (VKCRI_CONTAINERD, default 2).
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
@@ -26,7 +31,7 @@ fi
 start=$SECONDS
 # Children never get the lock's descriptor: a daemon started meanwhile (containerd restarted by
 # the disruption tests, the registry, the control plane) would otherwise hold the lock forever.
-"$HACK_DIR/stack-up.sh" 9>&-
+phase "stack up" "$HACK_DIR/stack-up.sh" 9>&-
 log "stack ready in $((SECONDS - start))s; running e2e tests"
 
 run_args=()
@@ -34,18 +39,52 @@ if [[ -n "${E2E_RUN:-}" ]]; then
   run_args=(-run "$E2E_RUN" -skip 'Disruption')
 fi
 
+# The smoke subset of the 1.6 lane: start-up and node status, a pod's life, exec, logs, probes,
+# security context.
+E2E_SMOKE_RUN=${E2E_SMOKE_RUN:-'^(TestNodeRegistersReadyWithHostFacts|TestPodScheduledRunsAndAnswersHTTP|TestContainerExitCodesGivePhases|TestDeleteRemovesContainersAndSandbox|TestStreamExecExitCodesAndStdin|TestLogsFollow|TestProbeHandlersAndKinds|TestSecurityContextSeenFromInside)$'}
+
+run_e2e() {
+  (cd "$REPO_DIR" && VKCRI_STACK_ENV="$STACK_DIR/env" VKCRI_BIN="$REPO_DIR/bin/vk-cri" \
+    go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-40m}" "$@" ./test/e2e/...) 9>&-
+}
+
+# stack_lane: the containerd lane of the running "vk" instance, as stack-up.sh recorded it.
+stack_lane() { sed -n 's/^CONTAINERD_LANE=//p' "$STACK_DIR/env" 2>/dev/null; }
+
+# switch_lane LANE: restarts the "vk" containerd instance on LANE (its pods are removed) and
+# rewrites the stack env. Only with the exclusive lock: every node on the instance loses its pods.
+switch_lane() {
+  log "switching containerd (vk) from lane $(stack_lane) to lane $1"
+  "$HACK_DIR/containerd.sh" stop vk 9>&-
+  VKCRI_CONTAINERD=$1 "$HACK_DIR/stack-up.sh" 9>&-
+}
+
 rc=0
-(cd "$REPO_DIR" && VKCRI_STACK_ENV="$STACK_DIR/env" VKCRI_BIN="$REPO_DIR/bin/vk-cri" \
-  go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-40m}" "${run_args[@]}" ./test/e2e/...) 9>&- || rc=$?
+phase "e2e tests" run_e2e "${run_args[@]}" || rc=$?
 
 # Fidelity: the compare scenarios that match the upstream kubelet must keep matching.
 if (( rc == 0 )) && [[ -z "${E2E_RUN:-}" ]]; then
-  "$HACK_DIR/compare-ci.sh" 9>&- || rc=$?
+  phase "compare" "$HACK_DIR/compare-ci.sh" 9>&- || rc=$?
+fi
+
+if (( rc == 0 )) && [[ -z "${E2E_RUN:-}" && "${E2E_SMOKE_1_6:-0}" == 1 ]]; then
+  lane=$(stack_lane)
+  if [[ "$lane" == 1.6 ]]; then
+    log "the suite ran on the 1.6 lane already: no smoke run"
+  else
+    switch_lane 1.6 || rc=$?
+    if (( rc == 0 )); then
+      log "smoke subset on containerd lane 1.6: $E2E_SMOKE_RUN"
+      phase "e2e smoke (containerd 1.6)" run_e2e -run "$E2E_SMOKE_RUN" || rc=$?
+    fi
+    # Leave the stack on the lane it had (stack-down below stops it anyway when it was not up).
+    if (( was_up == 1 )); then switch_lane "${lane:-$VKCRI_CONTAINERD}" || rc=$?; fi
+  fi
 fi
 
 if (( was_up == 0 )) && [[ -z "${E2E_RUN:-}" ]]; then
   log "taking the stack down again (it was not up before)"
-  "$HACK_DIR/stack-down.sh" 9>&- || true
+  phase "stack down" "$HACK_DIR/stack-down.sh" 9>&- || true
 fi
 log "e2e finished with exit code $rc after $((SECONDS - start))s"
 exit $rc

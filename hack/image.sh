@@ -24,4 +24,4 @@ fi
 version=$("$VKCRI_BIN" --version 2>/dev/null | awk '{print $NF}') || version=""
 args=(--binary "$VKCRI_BIN" --ref "$VKCRI_IMAGE_REPO:$VKCRI_IMAGE_TAG" --version "$version")
 [[ -z "${VKCRI_IMAGE_LAYOUT:-}" ]] || args+=(--oci-layout "$VKCRI_IMAGE_LAYOUT")
-"$IMAGE_TOOL" "${args[@]}"
+phase "vk-cri image" "$IMAGE_TOOL" "${args[@]}"

@@ -169,8 +169,8 @@ kind: KubeletConfiguration
 # kubelet exits at once unless told to accept it. No swap here, but do not fail on it either.
 failCgroupV1: false
 failSwapOn: false
-# runc runs with SystemdCgroup=false and there is no systemd; containerd 1.6 has no RuntimeConfig
-# RPC to tell the kubelet its driver.
+# runc runs with SystemdCgroup=false and there is no systemd. containerd 2.x tells the kubelet
+# this driver through the RuntimeConfig RPC; containerd 1.6 has none, so it is set here too.
 cgroupDriver: cgroupfs
 # Pod cgroups under a root of its own (/kubelet-ref/kubepods/...), apart from vk-cri's.
 cgroupRoot: $CGROUP_ROOT

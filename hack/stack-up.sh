@@ -4,6 +4,8 @@
 #   if present), the PKI, the control plane (etcd, kube-apiserver, kube-controller-manager,
 #   kube-scheduler) and the RBAC in hack/rbac; then writes $STACK_DIR/env, plain KEY=value lines
 #   for Go tests (parse) and bash (set -a; source "$STACK_DIR/env"; set +a).
+#   VKCRI_CONTAINERD=2 (default) or 1.6 picks the containerd lane (hack/containerd.sh); the env's
+#   CONTAINERD_LANE says which lane the "vk" instance runs (the "ref" one follows the same variable).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -15,16 +17,16 @@ log "bringing the local stack up in $STACK_DIR"
 "$HACK_DIR/containerd.sh" start vk
 
 if [[ -x "$HACK_DIR/registry.sh" ]]; then
-  "$HACK_DIR/registry.sh" start
+  phase "registry: tools and test images" "$HACK_DIR/registry.sh" start
 else
   log "hack/registry.sh not present: no local registry at 127.0.0.1:$REGISTRY_PORT"
 fi
 
 "$HACK_DIR/pki.sh"
-"$HACK_DIR/control-plane.sh" start   # also applies hack/rbac/*.yaml
+phase "control plane" "$HACK_DIR/control-plane.sh" start   # also applies hack/rbac/*.yaml
 
 containerd_instance vk
-vk_endpoint=$CTRD_ENDPOINT vk_gateway=$CTRD_GATEWAY vk_subnet=$CTRD_SUBNET
+vk_endpoint=$CTRD_ENDPOINT vk_gateway=$CTRD_GATEWAY vk_subnet=$CTRD_SUBNET vk_lane=$CTRD_LANE
 containerd_instance ref
 tmp=$(mktemp "$STACK_DIR/.env.XXXXXX")
 cat >"$tmp" <<ENV
@@ -44,6 +46,7 @@ POD_SUBNET=$vk_subnet
 REF_CRI_ENDPOINT=$CTRD_ENDPOINT
 REF_NODE_IP=$CTRD_GATEWAY
 REF_POD_SUBNET=$CTRD_SUBNET
+CONTAINERD_LANE=$vk_lane
 ENV
 chmod 644 "$tmp"
 mv "$tmp" "$STACK_DIR/env"

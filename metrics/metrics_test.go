@@ -2,12 +2,12 @@ package metrics
 
 import (
 	"errors"
-	"flag"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
 func scrape(t *testing.T, r *Recorder) string {
@@ -54,8 +54,6 @@ func TestRecorderExposesKubeletNames(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite testdata/ golden files")
-
 // The HELP, TYPE and buckets of every kubelet_* metric, as dashboards and the kubelet's
 // documentation know them (testdata/metadata.golden).
 func TestRecorderMetadata(t *testing.T) {
@@ -73,20 +71,5 @@ func TestRecorderMetadata(t *testing.T) {
 		}
 	}
 	got := strings.Join(lines, "\n") + "\n"
-	const golden = "testdata/metadata.golden"
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("metadata differs from %s (-update rewrites it):\n%s", golden, got)
-	}
+	golden.Check(t, "testdata/metadata.golden", []byte(got))
 }

@@ -2,6 +2,7 @@
 # node at once and diff what happens (see compare/ and `bin/vk-cri compare --help`).
 #   make compare            all scenarios; fails when any differs (known ones included)
 #   make compare-matching   scenarios not marked known only; fails when one of them differs
+#   make compare-flakes     the matching scenarios FLAKE_RUNS times on a fresh vk-cri node (hack/compare-flakes.sh)
 # Settings: VK_NODE, REF_NODE, COMPARE_OUT, COMPARE_SCENARIOS, COMPARE_ARGS (e.g. --run failures/).
 VK_NODE ?= vk-demo
 REF_NODE ?= ref
@@ -18,7 +19,9 @@ define compare_run
 	  --scenarios $(COMPARE_SCENARIOS) --out $(COMPARE_OUT) $(1) $(COMPARE_ARGS)
 endef
 
-.PHONY: compare compare-matching compare-check
+FLAKE_RUNS ?= 5
+
+.PHONY: compare compare-matching compare-check compare-flakes
 
 ## compare: every scenario on VK_NODE and REF_NODE; the whole record goes to COMPARE_OUT.
 compare: build
@@ -31,3 +34,7 @@ compare-matching: build
 ## compare-check: validate the scenario files (no cluster needed).
 compare-check: build
 	bin/vk-cri compare --check --scenarios $(COMPARE_SCENARIOS)
+
+## compare-flakes: the matching scenarios FLAKE_RUNS times (--retries 0), then the flake table.
+compare-flakes: build
+	hack/compare-flakes.sh $(FLAKE_RUNS)

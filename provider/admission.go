@@ -167,13 +167,11 @@ func (p *Provider) admissionRejection(pod *v1.Pod) *admissionRejection {
 }
 
 // rejectIfInadmissible refuses a pod that has not run yet on this node and fails the node's
-// admission: it reports the rejection (event and Failed status) once and marks the pod
-// finished, so that nothing of it ever runs.
+// admission: it reports the rejection (event and Failed status) once and moves the pod to
+// terminated (reason rejected), so that nothing of it ever runs. The caller then ends it on the
+// one termination path.
 func (p *Provider) rejectIfInadmissible(rec *podRecord, pod *v1.Pod, rt *podRuntime) bool {
-	rec.mu.Lock()
-	rejected := rec.rejected
-	rec.mu.Unlock()
-	if rejected {
+	if rec.lifecycleNow().reason == terminationRejected {
 		return true
 	}
 	if len(rt.Sandboxes) > 0 || len(rt.Containers) > 0 || isTerminalPhase(pod.Status.Phase) {
@@ -185,9 +183,11 @@ func (p *Provider) rejectIfInadmissible(rec *podRecord, pod *v1.Pod, rt *podRunt
 	}
 	p.podLog(pod).WithFields(map[string]any{"reason": r.Reason, "message": r.Message}).Warn("pod rejected")
 	p.podEvent(pod, v1.EventTypeWarning, r.Reason, "%s", r.Message)
-	rec.mu.Lock()
-	rec.finished, rec.rejected = true, true
-	rec.mu.Unlock()
+	if err := rec.transition(lifecycleChange{to: podTerminated, reason: terminationRejected}); err != nil {
+		// A deletion or an eviction came first: that termination goes on instead.
+		p.podLog(pod).WithError(err).Debug("not rejecting the pod")
+		return true
+	}
 	p.setStatus(rec, pod, rejectedStatus(pod, r, time.Now()))
 	return true
 }

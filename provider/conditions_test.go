@@ -107,7 +107,7 @@ func TestObservedAPIConditionsReachTheStatus(t *testing.T) {
 	p := &Provider{rt: &cri.Client{}, pods: newPodStore(), alloc: newAllocationStore(filepath.Join(t.TempDir(), allocationFile))}
 	rec, _ := p.pods.add(newPodRecord(podIdentity{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)}, pod))
 	rt := rtOf(sbs(sandbox("s1", 0, true)), running(a, "c-a", "s1"))
-	rec.status = ptrTo(p.computeStatus(rec, pod, rt, false, false))
+	rec.status = ptrTo(p.computeStatus(rec, pod, rt, statusLive))
 	if c, _ := findCond(rec.status.Conditions, v1.PodReady); c.Status != v1.ConditionFalse {
 		t.Fatalf("Ready before the gates = %s, want False", c.Status)
 	}
@@ -128,7 +128,7 @@ func TestObservedAPIConditionsReachTheStatus(t *testing.T) {
 	default:
 	}
 
-	got := p.computeStatus(rec, pod, rt, false, false)
+	got := p.computeStatus(rec, pod, rt, statusLive)
 	want := []condSummary{
 		{"k8s.io/two", v1.ConditionTrue, "", ""},
 		{"k8s.io/one", v1.ConditionTrue, "", ""},

@@ -3,7 +3,6 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +14,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
-// go test ./provider -run Golden -update rewrites the golden files from the current output.
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+// go test ./provider -run Golden -update rewrites the golden files from the current output
+// (internal/golden).
 
 // sandboxGoldenCase is one testdata/sandbox/*.yaml file: a pod and the node settings the
 // translation reads. DNS comes from testdata/resolv.conf through dnsSource.forPod.
@@ -54,7 +55,7 @@ type containerGoldenCase struct {
 
 // canonicalJSON re-indents JSON with sorted keys: protojson's whitespace is deliberately
 // unstable, so goldens are compared after this normalisation.
-func canonicalJSON(t *testing.T, b []byte) []byte {
+func canonicalJSON(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -77,41 +78,9 @@ func protoJSON(t *testing.T, m proto.Message) []byte {
 }
 
 // checkGolden compares got (canonical JSON) with the golden file, or rewrites it with -update.
-func checkGolden(t *testing.T, golden string, got []byte) {
+func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if w := canonicalJSON(t, want); !bytes.Equal(w, got) {
-		t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, lineDiff(string(w), string(got)))
-	}
-}
-
-// lineDiff is a minimal line-by-line difference, enough to spot a changed field.
-func lineDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	n := max(len(wl), len(gl))
-	for i := 0; i < n; i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, w, g)
-		}
-	}
-	return b.String()
+	golden.CheckNormalized(t, path, got, canonicalJSON)
 }
 
 func readYAML(t *testing.T, path string, into any) {

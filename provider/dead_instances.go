@@ -32,7 +32,7 @@ func surplusDeadInstances(rt *podRuntime) []*containerState {
 // termination state (keptLastState).
 func (p *Provider) removeDeadInstances(ctx context.Context, pod *v1.Pod, rt *podRuntime) {
 	for _, c := range surplusDeadInstances(rt) {
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, c.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, c.ID)); err != nil {
 			p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("removing a dead container instance")
 		}
 	}

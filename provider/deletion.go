@@ -2,12 +2,6 @@ package provider
 
 import v1 "k8s.io/api/core/v1"
 
-// orphanGracePeriod is the grace period the kubelet gives the containers of a pod it finds in
-// the runtime and that the API does not have (force-deleted while the kubelet was down): it
-// kills such an orphan with a 1 s override, so each container gets the minStopGrace minimum.
-// It knows nothing more of the pod than the runtime's names, so no preStop hook runs either.
-const orphanGracePeriod = 1
-
 // deletionRequest is what decides how a pod is torn down.
 type deletionRequest struct {
 	// Spec is the pod as the API gave it to vk-cri; nil for an orphan, found in the runtime at
@@ -23,21 +17,6 @@ func (d deletionRequest) orphan() bool {
 	return d.Spec == nil && (d.Deleted == nil || d.Deleted.DeletionTimestamp == nil)
 }
 
-// gracePeriod is the grace period of the pod's termination, as the kubelet picks it: the API's
-// deletion grace period, else the spec's terminationGracePeriodSeconds, else 30 s; an orphan's
-// is orphanGracePeriod.
-func (d deletionRequest) gracePeriod() int64 {
-	switch {
-	case d.orphan():
-		return orphanGracePeriod
-	case d.Deleted != nil && d.Deleted.DeletionGracePeriodSeconds != nil:
-		return *d.Deleted.DeletionGracePeriodSeconds
-	case d.Spec != nil && d.Spec.Spec.TerminationGracePeriodSeconds != nil:
-		return *d.Spec.Spec.TerminationGracePeriodSeconds
-	}
-	return v1.DefaultTerminationGracePeriodSeconds
-}
-
 // killingEvents reports whether stopping the pod's containers records Killing events, as with
 // the kubelet: whenever it terminates a pod it saw deleted in the API, whatever the grace period
 // (a deletion with grace 0 is a change of the pod, with its deletion timestamp, before its
@@ -47,15 +26,14 @@ func killingEvents(orphan, goneFromAPI, deletedInAPI bool) bool {
 	return orphan || deletedInAPI || !goneFromAPI
 }
 
-// newDeletion reports whether the API's pod asks for more than the termination under way (if
-// any: deleting, requested by the API with grace seconds) already does: a deletion not yet
-// requested through the API, or a shorter grace period.
-func newDeletion(api *v1.Pod, deleting, deletedInAPI bool, grace int64) bool {
+// newDeletion reports whether the API's pod asks for more than the deletion under way (if any)
+// already does: a deletion not yet requested through the API, or a shorter grace period.
+func newDeletion(api *v1.Pod, under *podDeletion) bool {
 	if api.DeletionTimestamp == nil {
 		return false
 	}
-	if !deleting || !deletedInAPI {
+	if under == nil || !under.inAPI {
 		return true
 	}
-	return api.DeletionGracePeriodSeconds != nil && *api.DeletionGracePeriodSeconds < grace
+	return api.DeletionGracePeriodSeconds != nil && *api.DeletionGracePeriodSeconds < under.grace
 }

@@ -91,11 +91,15 @@ func TestNewDeletion(t *testing.T) {
 		{"grace period shortened", deleted(5), true, true, 30, true},
 		{"force deletion after a graceful one", deleted(0), true, true, 30, true},
 		{"longer grace period: the shorter stands", deleted(60), true, true, 30, false},
-		{"terminating for another cause (a successor of the same name)", deleted(30), true, false, 30, true},
+		{"deleted for another cause (a successor of the same name)", deleted(30), true, false, 30, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := newDeletion(tc.api, tc.deleting, tc.deletedInAPI, tc.grace); got != tc.want {
+			var under *podDeletion
+			if tc.deleting {
+				under = &podDeletion{inAPI: tc.deletedInAPI, grace: tc.grace}
+			}
+			if got := newDeletion(tc.api, under); got != tc.want {
 				t.Errorf("newDeletion %v, want %v", got, tc.want)
 			}
 		})

@@ -111,7 +111,7 @@ func reportedEphemeral(cur, prev []v1.ContainerStatus) []v1.ContainerStatus {
 func adoptEphemeralSpec(rec *podRecord, api *v1.Pod) bool {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if rec.pod == nil || !rec.finished || equality.Semantic.DeepEqual(rec.pod.Spec.EphemeralContainers, api.Spec.EphemeralContainers) {
+	if rec.pod == nil || !rec.lifecycle.endedInPlace() || equality.Semantic.DeepEqual(rec.pod.Spec.EphemeralContainers, api.Spec.EphemeralContainers) {
 		return false
 	}
 	pod := rec.pod.DeepCopy()

@@ -366,7 +366,11 @@ func TestAdoptEphemeralSpec(t *testing.T) {
 	}
 	for _, tc := range cases {
 		rec := newPodRecord(podIdentity{Namespace: testPodNS, Name: testPodName, UID: testPodUID}, tc.pod)
-		rec.finished = tc.finished
+		if tc.finished {
+			if err := rec.transition(lifecycleChange{to: podTerminated, reason: terminationFinished}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if got := adoptEphemeralSpec(rec, api); got != tc.want {
 			t.Errorf("%s: adopted = %v, want %v", tc.name, got, tc.want)
 		}

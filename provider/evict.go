@@ -1,9 +1,6 @@
 package provider
 
 import (
-	"context"
-	"time"
-
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -35,17 +32,18 @@ type eviction struct {
 	condition v1.PodCondition
 }
 
-// EvictPod asks the pod's worker to kill the pod for the eviction manager: its containers are
-// stopped within grace seconds, it never restarts, and it stays in the API as Failed with reason
-// Evicted, the message and the condition (none when it has no type). It reports false when the pod is not
-// running here (gone, being deleted or already finished).
+// EvictPod begins the pod's termination for the eviction manager; its worker carries it out on
+// the one termination path (terminate): its containers are stopped within grace seconds, its
+// volumes torn down, it never restarts, and it stays in the API as Failed with reason Evicted,
+// the message and the condition (none when it has no type). It reports false when the pod is
+// not running here (gone, being deleted, already terminating or finished).
 func (p *Provider) EvictPod(pod *v1.Pod, message string, condition v1.PodCondition, grace int64) bool {
 	rec, ok := p.pods.get(pod.UID)
 	if !ok {
 		return false
 	}
 	rec.mu.Lock()
-	if rec.pod == nil || rec.deleting || rec.finished || rec.evicted != nil {
+	if rec.pod == nil || rec.lifecycle.deletion != nil || rec.lifecycle.state != podSyncing {
 		rec.mu.Unlock()
 		return false
 	}
@@ -53,32 +51,15 @@ func (p *Provider) EvictPod(pod *v1.Pod, message string, condition v1.PodConditi
 	if condition.Type != "" && condition.LastTransitionTime.IsZero() {
 		condition.LastTransitionTime = metav1.Now()
 	}
-	rec.evicted = &eviction{message: message, grace: grace, condition: condition}
+	ev := &eviction{message: message, grace: grace, condition: condition}
+	// Always an arrow of the drawing: syncing → terminating, for the eviction.
+	_ = rec.lifecycle.transition(lifecycleChange{to: podTerminating, reason: terminationEvicted, eviction: ev})
 	spec := rec.pod
 	rec.mu.Unlock()
 	p.recorder.Eventf(spec, v1.EventTypeWarning, reasonEvicted, "%s", message)
 	p.podLog(spec).WithField("message", message).Warn("evicting pod")
 	rec.poke()
 	return true
-}
-
-// executeEviction kills an evicted pod's containers and stops its sandbox; the pod is finished.
-func (p *Provider) executeEviction(ctx context.Context, rec *podRecord, pod *v1.Pod, ev *eviction) (time.Duration, bool) {
-	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
-	if err != nil {
-		p.podLog(pod).WithError(err).Warn("cannot read pod state from the runtime while evicting")
-		return runtimeRetry, false
-	}
-	p.killContainers(ctx, pod, rt.Containers, max(ev.grace, 1), true)
-	p.stopSandboxes(ctx, pod, rt)
-	if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
-		rt = fresh
-	}
-	rec.mu.Lock()
-	rec.finished = true
-	rec.mu.Unlock()
-	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, true, false))
-	return p.cfg.ResyncPeriod, false
 }
 
 // applyEviction marks a status as the kubelet marks an evicted pod's.

@@ -27,7 +27,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		reasons[name] = r
 		p.containerEvent(pod, name, isInitName(pod, name), v1.EventTypeWarning, eventBackOff, "Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
 	}
-	grace := gracePeriod(pod)
+	grace := containerKillGrace(pod)
 
 	if a.KillPod {
 		p.killContainers(ctx, pod, rt.Containers, grace, true)
@@ -47,7 +47,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 			// of its successor; removeDeadInstances clears it later.
 			continue
 		}
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, k.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, k.ID)); err != nil {
 			log.WithError(err).WithField("container", k.Name).Warn("removing replaced container")
 		}
 	}
@@ -86,9 +86,9 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		sandboxID = id
 		log.WithField("sandbox", id).Info("pod sandbox ready")
 		// The sandbox being ready is a step of its own in the pod's status.
-		if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
+		if fresh, err := p.runtime.inspectPod(ctx, string(rec.uid)); err == nil {
 			rt = fresh
-			p.reportStatus(rec, pod, rt, false)
+			p.reportStatus(rec, pod, rt)
 		}
 	}
 
@@ -132,7 +132,7 @@ func (p *Provider) runSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxCon
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return "", fmt.Errorf("creating pod log directory: %w", err)
 	}
-	id, err := p.rt.Runtime.RunPodSandbox(ctx, cfg, "")
+	id, err := p.runtime.RunPodSandbox(ctx, cfg, "")
 	if err != nil {
 		return "", fmt.Errorf("RunPodSandbox: %w", err)
 	}
@@ -146,13 +146,6 @@ func isInitName(pod *v1.Pod, name string) bool {
 		}
 	}
 	return false
-}
-
-func gracePeriod(pod *v1.Pod) int64 {
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return v1.DefaultTerminationGracePeriodSeconds
 }
 
 // startContainer pulls the image as the policy says, then creates and starts one container.
@@ -194,7 +187,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	// A deletion interrupts a sync between steps, never a container half-way through its start
 	// (it would be left created, or exited with StartError): the runtime's own deadline bounds it.
 	rctx := context.WithoutCancel(ctx)
-	id, err := p.rt.Runtime.CreateContainer(rctx, sandboxID, cfg, sbCfg)
+	id, err := p.runtime.CreateContainer(rctx, sandboxID, cfg, sbCfg)
 	if err != nil {
 		why := runtimeCallFailure(reasonCreateContainer, err)
 		p.failedEvent(ctx, pod, c.Name, isInit, "%s", failedEventMessage(why))
@@ -210,7 +203,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	if prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
 		p.restarts.Restarted(backoffKey(pod, c.Name), prev.FinishedAt)
 	}
-	if err := p.rt.Runtime.StartContainer(rctx, id); err != nil {
+	if err := p.runtime.StartContainer(rctx, id); err != nil {
 		why := runtimeCallFailure(reasonRunContainer, err)
 		p.failedEvent(ctx, pod, c.Name, isInit, "%s", failedEventMessage(why))
 		return why, fmt.Errorf("StartContainer: %w", err)
@@ -257,7 +250,7 @@ func (p *Provider) runPostStart(ctx context.Context, pod *v1.Pod, c *v1.Containe
 	p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("postStart hook failed")
 	// Not the hook's message: it may hold what the command printed.
 	p.containerEvent(pod, c.Name, isInit, v1.EventTypeWarning, eventFailedPostStartHook, "PostStartHook failed")
-	p.stopContainer(ctx, pod, stopRequest{ID: id, Name: c.Name, Grace: gracePeriod(pod), Message: eventFailedPostStartHook, Events: true})
+	p.stopContainer(ctx, pod, stopRequest{ID: id, Name: c.Name, Grace: containerKillGrace(pod), Message: eventFailedPostStartHook, Events: true})
 	return waitingReason{Reason: reasonPostStartHookError, Message: msg}, fmt.Errorf("postStart hook: %w", err)
 }
 
@@ -269,7 +262,7 @@ func (p *Provider) removeOldInstances(ctx context.Context, pod *v1.Pod, rt *podR
 		if i == 0 || old.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, old.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, old.ID)); err != nil {
 			p.podLog(pod).WithError(err).WithField("container", name).Warn("removing old container instance")
 			continue
 		}

@@ -176,6 +176,7 @@ func (in *inspector) containerStatus(ctx context.Context, c *runtimeapi.Containe
 			cs.ImageRef = st.ImageRef
 		}
 		cs.Resources = st.GetResources().GetLinux()
+		cs.User = st.GetUser()
 	}
 	// Only cache answers that agree with the list, so a state change between the two calls
 	// is looked at again next time.

@@ -31,14 +31,15 @@ type PodCgroups interface {
 	CleanupOrphans(live func(types.UID) bool) ([]types.UID, error)
 }
 
-// activePods are the pods the node runs or will run: known from the API, not finished.
+// activePods are the pods the node runs or will run (the kubelet's GetActivePods): known from
+// the API and still synced, not terminating or terminated.
 func (p *Provider) activePods() []*v1.Pod {
 	var out []*v1.Pod
 	for _, r := range p.pods.list() {
 		r.mu.Lock()
-		pod, finished := r.pod, r.finished
+		pod, state := r.pod, r.lifecycle.state
 		r.mu.Unlock()
-		if pod == nil || finished {
+		if pod == nil || state >= podTerminating {
 			continue
 		}
 		if alloc, ok := p.alloc.allocated(pod.UID); ok {
@@ -88,7 +89,7 @@ func (p *Provider) startPodCgroups(ctx context.Context) error {
 }
 
 // podMayRun is the kubelet's "possibly running" set for its orphaned cgroup cleanup: a pod the
-// node has (from the API or found in the runtime) that has not finished.
+// node has (from the API or found in the runtime) that is not terminated yet.
 func (p *Provider) podMayRun(uid types.UID) bool {
 	rec, ok := p.pods.get(uid)
 	if !ok {
@@ -96,7 +97,7 @@ func (p *Provider) podMayRun(uid types.UID) bool {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	return !rec.finished
+	return rec.lifecycle.state < podTerminated
 }
 
 // ensurePodCgroup makes the pod's cgroup, with its limits, before its sandbox is created.

@@ -86,6 +86,9 @@ type Provider struct {
 	dns       dnsSource
 	probes    probeManager
 	hooks     *hookRunner
+	// runtime is what the pod workers sync and terminate pods with (the inspector and the CRI
+	// runtime service, behind a narrow interface).
+	runtime podRuntimeService
 	// alloc holds the resources allocated to and applied to each pod's containers.
 	alloc *allocationStore
 
@@ -110,7 +113,7 @@ type Provider struct {
 // NodeAllocatable returns the node's allocatable resources (nil before the node is described):
 // what memory-backed volumes and resourceFieldRef default to without limits.
 func (p *Provider) NodeAllocatable() v1.ResourceList {
-	_, allocatable := p.nodeFacts()
+	_, allocatable := p.currentNodeFacts()
 	return allocatable
 }
 
@@ -161,6 +164,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		relists:     newRelistClock(),
 		alloc:       newAllocationStore(filepath.Join(cfg.RootDir, allocationFile)),
 	}
+	p.runtime = criPodRuntime{inspector: p.inspector, RuntimeService: rt.Runtime}
 	p.probes = prober.NewManager(context.Background(), p.lastStatus, rt.Runtime,
 		prober.WithEvents(p.probeEvent),
 		prober.WithUpdates(p.probeVerdictChanged),
@@ -263,7 +267,7 @@ func (p *Provider) accept(pod *v1.Pod) {
 		rec.status = pod.Status.DeepCopy()
 		rec.apiConditions = foreignConditions(pod.Status.Conditions)
 		// A pod that finished before vk-cri restarted never runs again.
-		rec.finished = isTerminalPhase(pod.Status.Phase)
+		rec.claimedTerminal(pod)
 	}
 	claimed := rec.pod == nil
 	rec.pod = pod
@@ -290,7 +294,7 @@ func (p *Provider) ObserveAPIStatus(pod *v1.Pod) {
 		return
 	}
 	rec.mu.Lock()
-	deleted := newDeletion(pod, rec.deleting, rec.deletedInAPI, rec.gracePeriod)
+	deleted := newDeletion(pod, rec.lifecycle.deletion)
 	rec.mu.Unlock()
 	if deleted {
 		p.requestDeletion(rec, pod)
@@ -345,23 +349,7 @@ func (p *Provider) TakeOverRemoval(pod *v1.Pod) bool {
 func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 	rec.mu.Lock()
 	req := deletionRequest{Spec: rec.pod, Deleted: pod}
-	grace := req.gracePeriod()
-	if req.orphan() {
-		rec.orphan = true
-	}
-	if !rec.deleting || grace < rec.gracePeriod {
-		rec.gracePeriod = grace
-	}
-	switch {
-	case pod != nil && pod.DeletionTimestamp != nil:
-		rec.deletedInAPI = true
-		if rec.deletionSeen == nil {
-			rec.deletionSeen = pod.Status.DeepCopy()
-		}
-	case pod != nil:
-		rec.goneFromAPI = true
-	}
-	rec.deleting = true
+	rec.lifecycle.requestDeletion(req, req.gracePeriod())
 	if rec.cancelSync != nil {
 		rec.cancelSync()
 	}
@@ -373,9 +361,7 @@ func (p *Provider) requestDeletion(rec *podRecord, pod *v1.Pod) {
 func (p *Provider) GetPod(_ context.Context, namespace, name string) (*v1.Pod, error) {
 	var found *podRecord
 	for _, r := range p.pods.byName(namespace, name) {
-		r.mu.Lock()
-		deleting := r.deleting
-		r.mu.Unlock()
+		deleting := r.lifecycleNow().deletion != nil
 		if found == nil || !deleting {
 			found = r
 		}

@@ -48,7 +48,7 @@ func (p *Provider) allocate(rec *podRecord, pod *v1.Pod, rt *podRuntime) *v1.Pod
 		return pod
 	}
 	others, complete := p.otherAllocatedPods(pod.UID)
-	_, allocatable := p.nodeFacts()
+	_, allocatable := p.currentNodeFacts()
 	if !complete || allocatable == nil {
 		// Like the kubelet, which resolves no resize before it knows all its pods and its
 		// node: after a restart, a pod found in the runtime and not yet claimed by the API
@@ -106,7 +106,7 @@ func (p *Provider) otherAllocatedPods(uid types.UID) ([]*v1.Pod, bool) {
 	var out []*v1.Pod
 	for _, r := range p.pods.list() {
 		r.mu.Lock()
-		pod, finished, deleting := r.pod, r.finished, r.deleting
+		pod, finished, deleting := r.pod, r.lifecycle.endedInPlace(), r.lifecycle.deletion != nil
 		r.mu.Unlock()
 		if pod == nil && !deleting {
 			return nil, false
@@ -176,7 +176,7 @@ func (p *Provider) retryPendingResizes() {
 // A memory limit may not go below what the container uses now: the kubelet refuses that
 // resize (it would have the container OOM-killed) and so does vk-cri.
 func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1.Pod, targets []resizeTarget) error {
-	node, _ := p.nodeFacts()
+	node, _ := p.currentNodeFacts()
 	podCgroup, err := p.planPodCgroupResize(pod)
 	if err != nil {
 		return err

@@ -36,6 +36,9 @@ type containerState struct {
 	RestartCount int
 	// Resources are the cgroup settings the runtime reports for the instance (nil: none).
 	Resources *runtimeapi.LinuxContainerResources
+	// User is the identity the runtime reports the instance's process runs with (nil: none;
+	// containerd 2.x reports it, 1.6 does not).
+	User *runtimeapi.ContainerUser
 }
 
 func (c *containerState) running() bool {

@@ -110,6 +110,7 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 			st.Resources = containerStatusResources(c, cur, st.ContainerID, prev, applied)
 			st.AllocatedResources = allocatedContainerResources(c)
 			st.ImageID = cur.ImageRef
+			st.User = containerStatusUser(cur.User)
 			st.RestartCount = int32(cur.RestartCount)
 			st.State = toContainerState(cur, st.ContainerID)
 			running := cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING

@@ -24,28 +24,9 @@ type podRecord struct {
 	// (readiness gates ...), as last seen there; nil until the API gave the pod.
 	apiConditions []v1.PodCondition
 	reasons       map[string]waitingReason
-	deleting      bool
-	gracePeriod   int64
-	// deletedInAPI is set when the API asked for the deletion (the pod has a deletion
-	// timestamp there), so the pod is removed from the API once terminated.
-	deletedInAPI bool
-	// goneFromAPI is set when the pod was removed from the API before vk-cri stopped it (a
-	// force deletion): the kubelet records no Killing events then.
-	goneFromAPI bool
-	// deletionSeen is the pod's status in the API when vk-cri first saw its deletion
-	// timestamp: what the kubelet's pod worker holds of the pod once it is deleted, from which
-	// its status manager judges at the end whether the pod had initialised. Nil until then.
-	deletionSeen *v1.PodStatus
-	// orphan is set when the pod is deleted while vk-cri knows it only from the runtime (found
-	// there at start-up, absent from the API): it is killed as the kubelet kills orphans.
-	orphan bool
-	// finished is set once the pod reached Succeeded or Failed and its sandbox was stopped.
-	finished bool
-	// rejected is set when the node's admission refused the pod: its status stays the
-	// rejection's.
-	rejected bool
-	// evicted is set when the eviction manager evicts the pod.
-	evicted *eviction
+	// lifecycle is where the pod is in its life (syncing, terminating, terminated, removed) and
+	// why it ended: changed only through its transition and requestDeletion (pod_lifecycle.go).
+	lifecycle podLifecycle
 	// firstSeen is when the API first gave vk-cri the pod (zero for a pod found in the runtime
 	// at start-up), the start of kubelet_pod_start_duration_seconds.
 	firstSeen time.Time
@@ -55,8 +36,6 @@ type podRecord struct {
 	relistWake bool
 	// cadence is where the pod stands in the kubelet's sync cadence (cadence.go).
 	cadence syncCadence
-	// failure is set when vk-cri ended the pod Failed itself (its active deadline passed).
-	failure *podFailure
 	// resize holds the pod's resize conditions; resizeLoaded is set once they were taken from
 	// the status reported before (by a vk-cri that restarted since).
 	resize       resizeConditions
@@ -82,9 +61,33 @@ func newPodRecord(id podIdentity, pod *v1.Pod) *podRecord {
 		r.firstSeen = time.Now()
 		r.status = pod.Status.DeepCopy()
 		r.apiConditions = foreignConditions(pod.Status.Conditions)
-		r.finished = isTerminalPhase(pod.Status.Phase)
+		r.claimedTerminal(pod)
 	}
 	return r
+}
+
+// claimedTerminal marks a pod the API gives in a terminal phase already (it ended before vk-cri
+// restarted) as terminated: it never runs again. The record's lock is held or not needed yet.
+func (r *podRecord) claimedTerminal(pod *v1.Pod) {
+	if isTerminalPhase(pod.Status.Phase) && r.lifecycle.state == podSyncing {
+		// Always an arrow of the drawing: syncing → terminated for a pod already terminal.
+		_ = r.lifecycle.transition(lifecycleChange{to: podTerminated, reason: terminationFinished})
+	}
+}
+
+// lifecycleNow is a copy of the pod's lifecycle, taken under the record's lock.
+func (r *podRecord) lifecycleNow() podLifecycle {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lifecycle
+}
+
+// transition changes the pod's lifecycle along one arrow (podLifecycle.transition), under the
+// record's lock.
+func (r *podRecord) transition(c lifecycleChange) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lifecycle.transition(c)
 }
 
 // poke asks the worker for a sync without blocking.

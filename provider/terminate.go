@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -15,10 +16,6 @@ import (
 
 	"github.com/vk-cri/vk-cri/cri"
 )
-
-// minStopGrace is the least time a container gets between SIGTERM and SIGKILL, whatever is left
-// of its grace period after its preStop hook, as with the kubelet.
-const minStopGrace = 2
 
 // stopRequest is one container instance to stop and how.
 type stopRequest struct {
@@ -62,7 +59,7 @@ func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, r stopRequest
 	// The runtime's own request timeout would cut a long grace period short.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(grace)*time.Second+time.Minute)
 	defer cancel()
-	if err := cri.IgnoreNotFound(p.rt.Runtime.StopContainer(sctx, r.ID, grace)); err != nil {
+	if err := cri.IgnoreNotFound(p.runtime.StopContainer(sctx, r.ID, grace)); err != nil {
 		p.log.WithError(err).WithFields(map[string]any{"container": r.Name, "id": r.ID}).Warn("stopping container")
 	}
 }
@@ -157,80 +154,161 @@ func (p *Provider) stopSandboxes(ctx context.Context, pod *v1.Pod, rt *podRuntim
 		if !sb.Ready {
 			continue
 		}
-		if err := cri.IgnoreNotFound(p.rt.Runtime.StopPodSandbox(ctx, sb.ID)); err != nil {
+		if err := cri.IgnoreNotFound(p.runtime.StopPodSandbox(ctx, sb.ID)); err != nil {
 			p.log.WithError(err).WithFields(map[string]any{"pod": pod.Namespace + "/" + pod.Name, "sandbox": sb.ID}).Warn("stopping pod sandbox")
 		}
 	}
 }
 
-// terminatePod tears a deleted pod down: stop its containers within the grace period, report
-// them terminated, then remove containers and sandboxes. It reports the pod gone once the
-// runtime holds nothing of it.
-func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64) (time.Duration, bool) {
+// terminationPlan is how the pod's containers are stopped, decided for every reason in one
+// place (planTermination) from the lifecycle and the spec.
+type terminationPlan struct {
+	// Grace is the grace period for the preStop hooks and stops together.
+	Grace int64
+	// Events is false when no Killing events are recorded (killingEvents).
+	Events bool
+	// ReportFirst reports the pod as it is before anything stops: a deleted pod's termination
+	// does, now that nothing in it will start again (a container waiting to start or to be
+	// restarted shows its runtime state, its last exit, instead of why it waited).
+	ReportFirst bool
+	// Event, when set, is the pod's Normal event that the termination begins with (a deadline
+	// exceeded); an eviction's event is recorded when it is requested.
+	Event *podFailure
+}
+
+// planTermination decides how a terminating pod's containers are stopped, as the kubelet's
+// SyncTerminatingPod does for each reason.
+func planTermination(spec *v1.Pod, l podLifecycle) terminationPlan {
+	plan := terminationPlan{Grace: terminationGracePeriod(spec, l), Events: true}
+	if d := l.deletion; d != nil {
+		plan.Events = killingEvents(l.orphan(), d.goneFromAPI, d.inAPI)
+		plan.ReportFirst = spec != nil
+	}
+	if l.reason == terminationDeadlineExceeded {
+		plan.Event = l.failure
+	}
+	return plan
+}
+
+// terminate is the one termination path, for every reason: it takes the pod from where its
+// lifecycle stands as far as it goes (pod_lifecycle.go draws the states):
+//
+//   - terminating, as the kubelet's SyncTerminatingPod: liveness and startup probes stopped,
+//     every running container stopped within the grace period (Killing events, preStop hooks,
+//     the stop order of stop_order.go), the sandboxes stopped; the pod is then terminated and
+//     reported as it is once nothing runs.
+//   - terminated, as SyncTerminatedPod: its volumes torn down and the objects it referred to
+//     released, whatever the reason (deadline exceeded and evicted included).
+//   - deleted: the status manager's final status, containers, sandboxes, logs and per-pod
+//     files removed, then the pod removed from the API in its turn; the pod is removed.
+//
+// It reports whether the pod is gone. On an error the pod stays where it got to, and its worker
+// tries again later from there.
+func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, err error) {
 	pod := rec.view()
 	log := p.podLog(pod)
-	// Nothing restarts a terminating pod's containers: a failing liveness probe must not kill one.
-	p.probes.StopLivenessAndStartup(rec.uid)
-	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
-	if err != nil {
-		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
-		return runtimeRetry, false
-	}
 	rec.mu.Lock()
-	events := killingEvents(rec.orphan, rec.goneFromAPI, rec.deletedInAPI)
-	orphan, spec, finished := rec.orphan, rec.pod, rec.finished
+	l, spec := rec.lifecycle, rec.pod
 	rec.mu.Unlock()
-	if orphan {
-		log.WithField("gracePeriod", grace).Info("stopping the containers of a pod the API no longer has")
+	// Only a deletion seen now removes the pod: one that comes while this termination runs has
+	// its turn first (the worker's next sync).
+	removal := l.deletion != nil
+	var rt *podRuntime
+	var stoppedAt time.Time
+	if l.state == podTerminating {
+		plan := planTermination(spec, l)
+		// Nothing restarts a terminating pod's containers: a failing liveness probe must not kill one.
+		p.probes.StopLivenessAndStartup(rec.uid)
+		if rt, err = p.runtime.inspectPod(ctx, string(rec.uid)); err != nil {
+			return false, fmt.Errorf("reading the pod's state from the runtime while terminating: %w", err)
+		}
+		if l.orphan() {
+			log.WithField("gracePeriod", plan.Grace).Info("stopping the containers of a pod the API no longer has")
+		}
+		if plan.ReportFirst {
+			p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, statusLive))
+		}
+		if plan.Event != nil {
+			log.WithField("reason", plan.Event.Reason).Info("ending the pod")
+			p.podEvent(pod, v1.EventTypeNormal, plan.Event.Reason, "%s", plan.Event.Message)
+		}
+		p.killContainers(ctx, pod, rt.Containers, plan.Grace, plan.Events)
+		p.stopSandboxes(ctx, pod, rt)
+		stoppedAt = time.Now()
+		if err := rec.transition(lifecycleChange{to: podTerminated}); err != nil {
+			return false, err
+		}
+		if l.reason.keepsPod() {
+			log.WithField("reason", l.reason).Info("pod finished")
+			// Its resources are free: resizes waiting for them are tried again.
+			p.retryPendingResizes()
+		}
+		if rt, err = p.runtime.inspectPod(ctx, string(rec.uid)); err != nil {
+			return false, fmt.Errorf("reading the pod's state from the runtime while terminating: %w", err)
+		}
+		if spec != nil {
+			// As the kubelet, the status once nothing runs.
+			p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, statusTerminal))
+		}
+		l = rec.lifecycleNow()
 	}
-	if spec != nil {
-		// The kubelet's termination reports the pod as it is first, now that nothing in it will
-		// start again: a container waiting to start or to be restarted shows its runtime state
-		// (its last exit) instead of why it waited.
-		p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, finished, false))
+	if l.state != podTerminated {
+		return false, fmt.Errorf("terminating a pod that is %s", l.state)
 	}
-	if grace < 1 {
-		// Like the kubelet, a zero grace period still gives 1 s (to the preStop hook, if any);
-		// the container itself always gets minStopGrace after its SIGTERM.
-		grace = 1
+	if !l.volumesTornDown {
+		// As the kubelet's SyncTerminatedPod, for every terminated pod: its containers stay (for
+		// logs and status) until it is deleted, its volumes go at once.
+		if err := p.tearDownVolumes(rec.uid); err != nil {
+			return false, fmt.Errorf("terminated pod: %w", err)
+		}
+		rec.mu.Lock()
+		rec.lifecycle.volumesTornDown = true
+		rec.mu.Unlock()
+		// Then, as SyncTerminatedPod, the pod's cgroup (pcm.Destroy).
+		p.removePodCgroup(rec.uid)
 	}
-	p.killContainers(ctx, pod, rt.Containers, grace, events)
-	p.stopSandboxes(ctx, pod, rt)
-	stoppedAt := time.Now()
-	if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
-		log.WithError(err).Warn("cannot read pod state from the runtime while terminating")
-		return runtimeRetry, false
+	if !removal {
+		return false, nil
+	}
+	if err := p.removeTerminated(ctx, rec, pod, rt, stoppedAt); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// removeTerminated removes a deleted pod that has terminated: the status manager's final status
+// (containers that never ended reported terminated, a terminal phase), the pod's containers,
+// sandboxes, logs and per-pod files, then the pod from the API, in its turn. rt is the pod's
+// runtime state once it stopped at stoppedAt, nil when it was stopped earlier.
+func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime, stoppedAt time.Time) error {
+	log := p.podLog(pod)
+	if rt == nil {
+		var err error
+		if rt, err = p.runtime.inspectPod(ctx, string(rec.uid)); err != nil {
+			return fmt.Errorf("reading the pod's state from the runtime before removing it: %w", err)
+		}
+		stoppedAt = time.Now()
 	}
 	rec.mu.Lock()
-	spec, deletedInAPI := rec.pod, rec.deletedInAPI
+	spec, deletion := rec.pod, *rec.lifecycle.deletion
 	rec.mu.Unlock()
 	var final *v1.PodStatus
 	if spec != nil {
-		// Then, as the kubelet, the status once nothing runs, and the status manager's final
-		// one (containers that never ended reported terminated, a terminal phase), the status
-		// the pod leaves the API with.
-		p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, true, false))
-		st := p.computeStatus(rec, spec, rt, true, true)
+		// The status the pod leaves the API with.
+		st := p.computeStatus(rec, spec, rt, statusFinal)
 		p.setStatus(rec, spec, st)
 		final = &st
 	}
 	for _, c := range rt.Containers {
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemoveContainer(ctx, c.ID)); err != nil {
-			log.WithError(err).WithField("container", c.Name).Warn("removing container")
-			return runtimeRetry, false
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, c.ID)); err != nil {
+			return fmt.Errorf("removing container %s: %w", c.Name, err)
 		}
 	}
 	for _, sb := range rt.Sandboxes {
-		if err := cri.IgnoreNotFound(p.rt.Runtime.RemovePodSandbox(ctx, sb.ID)); err != nil {
-			log.WithError(err).WithField("sandbox", sb.ID).Warn("removing pod sandbox")
-			return runtimeRetry, false
+		if err := cri.IgnoreNotFound(p.runtime.RemovePodSandbox(ctx, sb.ID)); err != nil {
+			return fmt.Errorf("removing pod sandbox %s: %w", sb.ID, err)
 		}
 	}
-	if err := p.tearDownVolumes(rec.uid); err != nil {
-		log.WithError(err).Warn("terminating pod")
-		return runtimeRetry, false
-	}
-	p.removePodCgroup(rec.uid)
 	// The pod's logs go with it, as the kubelet removes the log directory of a deleted pod.
 	if err := os.RemoveAll(podLogDir(p.cfg.PodLogRoot, pod)); err != nil {
 		log.WithError(err).Warn("removing the pod's log directory")
@@ -240,12 +318,15 @@ func (p *Provider) terminatePod(ctx context.Context, rec *podRecord, grace int64
 	}
 	log.Info("pod terminated and removed from the runtime")
 	p.probes.RemovePod(rec.uid)
-	if deletedInAPI {
+	if err := rec.transition(lifecycleChange{to: podRemoved}); err != nil {
+		return err
+	}
+	if deletion.inAPI {
 		// In the worker, so that the pod's record stays (and virtual-kubelet's force deletions
 		// are still handed over to it) until the pod is gone from the API.
 		p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
 	}
-	return 0, true
+	return nil
 }
 
 // removeFromAPI ends a terminated pod's life in the API as the kubelet's status manager does:

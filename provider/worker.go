@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -10,8 +11,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// runtimeRetry is how soon a sync that could not reach the runtime is tried again.
+// runtimeRetry is how soon a sync that failed (the runtime could not be read, a termination
+// step failed) is tried again.
 const runtimeRetry = 2 * time.Second
+
+// retryAfter is the one back-off policy of the pod workers: how soon a sync that returned err is
+// tried again. Every error is the runtime's or the node's, not the pod's (a container that
+// cannot start waits in its own back-off, decided by computePodActions).
+func retryAfter(error) time.Duration {
+	return runtimeRetry
+}
 
 // startWorker runs the pod's worker: one goroutine per pod, so that one slow pod (an image
 // pull, a long grace period) never holds up another.
@@ -30,12 +39,18 @@ func (p *Provider) startWorker(rec *podRecord) {
 			case <-timer.C:
 			}
 			rec.mu.Lock()
-			operation := workerOperation(firstSync && rec.pod != nil, rec.deleting)
+			operation := workerOperation(firstSync && rec.pod != nil, rec.lifecycle.deletion != nil)
+			state := rec.lifecycle.state
 			rec.mu.Unlock()
 			start := time.Now()
-			next, gone := p.syncPod(ctx, rec)
+			next, gone, err := p.syncPod(ctx, rec)
 			p.cfg.Metrics.PodWorker(operation, time.Since(start))
 			firstSync = false
+			if err != nil && ctx.Err() == nil {
+				next = retryAfter(err)
+				p.log.WithError(err).WithFields(map[string]any{"pod": rec.identity.Namespace + "/" + rec.identity.Name,
+					"uid": rec.uid, "state": state, "retryIn": next}).Warn("pod sync failed")
+			}
 			if gone {
 				p.pods.remove(rec.uid)
 				if err := p.alloc.remove(rec.uid); err != nil {
@@ -56,37 +71,47 @@ func (p *Provider) startWorker(rec *podRecord) {
 	}()
 }
 
-// syncPod brings one pod one step closer to its spec and reports its status. It returns when
-// to look again, and whether the pod is gone for good.
-func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Duration, gone bool) {
+// syncPod is one turn of the pod's worker. A pod that is syncing is brought one step closer
+// to its spec and its status reported; a pod that is terminating or deleted, or terminated with
+// its volumes still there, goes on along the one termination path (terminate). It returns when
+// to look again and whether the pod is gone for good; an error is handed to the worker, which
+// decides when to try again (retryAfter).
+func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Duration, gone bool, err error) {
 	rec.mu.Lock()
 	pod := rec.pod
-	deleting, grace, finished, evicted := rec.deleting, rec.gracePeriod, rec.finished, rec.evicted
+	l := rec.lifecycle
 	// A sync asked for by a readiness verdict only reports it (the kubelet updates the status
 	// without a sync, so it probes nothing more for it).
 	probeWake := rec.probeWake
 	why := syncTrigger{Relist: rec.relistWake, Probe: probeWake}
 	rec.probeWake, rec.relistWake = false, false
-	orphan := rec.orphan
 	rec.mu.Unlock()
 
-	if pod == nil && !deleting {
+	switch {
+	case pod == nil && l.deletion == nil:
 		// Found in the runtime at start-up; wait until the API claims it or it is deleted.
-		return p.cfg.ResyncPeriod, false
-	}
-	if deleting {
+		return p.cfg.ResyncPeriod, false, nil
+	case l.deletion != nil:
 		// The kubelet's pod worker begins a termination in its turn; an orphan it kills at once,
 		// outside the pod workers' cadence (it has no pod to sync).
-		if !orphan {
+		if !l.orphan() {
 			if err := p.awaitTerminationTurn(ctx, rec); err != nil {
-				return runtimeRetry, false
+				return 0, false, fmt.Errorf("waiting for the termination's turn: %w", err)
 			}
 		}
-		return p.terminatePod(ctx, rec, grace)
+		gone, err := p.terminate(ctx, rec)
+		return 0, gone, err
+	case l.state == podTerminating:
+		// An eviction (or a termination an error interrupted): the pod stays, terminated.
+		_, err := p.terminate(ctx, rec)
+		return p.cfg.ResyncPeriod, false, err
+	case l.state == podTerminated && !l.volumesTornDown:
+		// Terminal in the API already when vk-cri (re)started, or a teardown that failed.
+		if _, err := p.terminate(ctx, rec); err != nil {
+			return 0, false, err
+		}
 	}
-	if evicted != nil && !finished {
-		return p.executeEviction(ctx, rec, pod, evicted)
-	}
+	finished := l.state == podTerminated
 	// A deletion interrupts this sync (a postStart hook, an image pull), as with the kubelet.
 	ctx, cancel := context.WithCancel(ctx)
 	rec.mu.Lock()
@@ -98,12 +123,10 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		rec.mu.Unlock()
 		cancel()
 	}()
-	log := p.podLog(pod)
 	syncStart := time.Now()
-	rt, err := p.inspector.inspectPod(ctx, string(rec.uid))
+	rt, err := p.runtime.inspectPod(ctx, string(rec.uid))
 	if err != nil {
-		log.WithError(err).Warn("cannot read pod state from the runtime")
-		return runtimeRetry, false
+		return 0, false, fmt.Errorf("reading the pod's state from the runtime: %w", err)
 	}
 	rec.mu.Lock()
 	turn := listedSince(p.relists.last(), rec.cadence.lastSyncEnd)
@@ -123,7 +146,11 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	}()
 	next = p.cfg.ResyncPeriod
 	if p.rejectIfInadmissible(rec, pod, rt) {
-		return next, false
+		if l := rec.lifecycleNow(); l.state == podTerminated && l.deletion == nil {
+			// Nothing ran; the one termination path releases what the pod holds.
+			_, err = p.terminate(ctx, rec)
+		}
+		return next, false, err
 	}
 	// The pod as allocated: what its containers are configured and resized with (a resize
 	// that waits for resources changes nothing yet).
@@ -140,8 +167,8 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	// refreshed on each sync, which carries ConfigMap, Secret and label changes into the pod.
 	if !finished {
 		if blocked, retryIn := p.setUpVolumes(ctx, pod); blocked {
-			p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, false, false))
-			return retryIn, false
+			p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, statusLive))
+			return retryIn, false, nil
 		}
 	}
 	if !finished {
@@ -153,8 +180,13 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		rec.mu.Unlock()
 		exceeded, left := activeDeadline(pod, started, time.Now())
 		if exceeded {
-			p.failPod(ctx, rec, pod, rt, podFailure{Reason: reasonDeadlineExceeded, Message: messageDeadlineExceeded})
-			return next, false
+			failure := &podFailure{Reason: reasonDeadlineExceeded, Message: messageDeadlineExceeded}
+			if err := rec.transition(lifecycleChange{to: podTerminating, reason: terminationDeadlineExceeded, failure: failure}); err != nil {
+				// A deletion or an eviction came first; its termination goes on next.
+				return next, false, nil
+			}
+			_, err := p.terminate(ctx, rec)
+			return next, false, err
 		}
 		next = minPositive(next, left)
 		p.probes.AddPod(pod)
@@ -166,7 +198,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			// watchers see each step (ContainerCreating, sandbox ready, running). A pod whose
 			// regular containers are done while others still run (sidecars, ephemeral
 			// containers, killed by this sync) keeps its phase until they have stopped.
-			st := p.computeStatus(rec, pod, rt, false, false)
+			st := p.computeStatus(rec, pod, rt, statusLive)
 			if isTerminalPhase(st.Phase) {
 				st = interimStatus(st, rec.view().Status)
 			}
@@ -195,9 +227,8 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 		}
 		if actions.changesRuntime() {
 			before := rt
-			if rt, err = p.inspector.inspectPod(ctx, string(rec.uid)); err != nil {
-				log.WithError(err).Warn("cannot read pod state from the runtime")
-				return runtimeRetry, false
+			if rt, err = p.runtime.inspectPod(ctx, string(rec.uid)); err != nil {
+				return 0, false, fmt.Errorf("reading the pod's state from the runtime: %w", err)
 			}
 			rec.mu.Lock()
 			rec.reasons = statusReasons(before, rt, rec.reasons, lastReasons)
@@ -206,27 +237,23 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			p.trackResizeProgress(rec, apod, rt)
 		}
 	}
-	status := p.computeStatus(rec, pod, rt, finished, false)
+	status := p.computeStatus(rec, pod, rt, stageOf(finished))
 	if !finished && isTerminalPhase(status.Phase) {
 		// The kubelet stops a finished pod's sandbox before it reports the terminal phase (the
 		// API accepts no status change after it); its containers stay for logs and status. Until
 		// then it reports the last phase with the conditions of the terminal one.
 		p.setStatus(rec, pod, interimStatus(status, rec.view().Status))
-		p.stopSandboxes(ctx, pod, rt)
-		rec.mu.Lock()
-		rec.finished = true
-		rec.mu.Unlock()
-		log.WithField("phase", status.Phase).Info("pod finished")
-		p.retryPendingResizes()
-		// A finished pod's volumes go at once, as with the kubelet; its containers stay for logs.
-		if err := p.tearDownVolumes(rec.uid); err != nil {
-			log.WithError(err).Warn("tearing down the volumes of the finished pod")
+		// The one termination path stops its sandbox and tears its volumes down; its containers
+		// stay for logs. A deletion or an eviction that came meanwhile ends it instead.
+		if err := rec.transition(lifecycleChange{to: podTerminating, reason: terminationFinished}); err == nil {
+			if _, err := p.terminate(ctx, rec); err != nil {
+				return 0, false, err
+			}
 		}
-		p.removePodCgroup(rec.uid)
-		if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
+		if fresh, err := p.runtime.inspectPod(ctx, string(rec.uid)); err == nil {
 			rt = fresh
 		}
-		status = p.computeStatus(rec, pod, rt, true, false)
+		status = p.computeStatus(rec, pod, rt, statusTerminal)
 	}
 	p.setStatus(rec, pod, status)
 	if !acted && kind != syncReportOnly && (!probeRequested || probeAfterStart) {
@@ -238,7 +265,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	// After the status that still shows them: the relister notices the removal and the next
 	// sync reports what this one found (a back-off), as the kubelet's container deletor makes it.
 	p.removeDeadInstances(ctx, pod, rt)
-	return next, false
+	return next, false, nil
 }
 
 // changesRuntime reports whether executing the actions touched the runtime.
@@ -248,13 +275,35 @@ func (a podActions) changesRuntime() bool {
 		len(a.ContainersToResize) > 0
 }
 
-// reportStatus computes the pod's status and publishes it when it changed.
-func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal bool) {
-	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, terminal, false))
+// reportStatus computes the status of a pod that may still run and publishes it when it changed.
+func (p *Provider) reportStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime) {
+	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, statusLive))
+}
+
+// statusStage is how far in its life the status computeStatus generates describes the pod.
+type statusStage int
+
+const (
+	// statusLive: the pod may still run (or start) containers.
+	statusLive statusStage = iota
+	// statusTerminal: nothing of the pod will run again; it has no resize to wait for.
+	statusTerminal
+	// statusFinal: terminal, as the kubelet's status manager writes it last before the pod's
+	// removal from the API (containers that never ended reported terminated, a terminal phase).
+	statusFinal
+)
+
+// stageOf is statusTerminal for a pod that ended, statusLive otherwise.
+func stageOf(ended bool) statusStage {
+	if ended {
+		return statusTerminal
+	}
+	return statusLive
 }
 
 // computeStatus generates the pod's status from the runtime's state and the last status.
-func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, terminal, final bool) v1.PodStatus {
+func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, stage statusStage) v1.PodStatus {
+	terminal, final := stage >= statusTerminal, stage == statusFinal
 	rec.mu.Lock()
 	in := pod.DeepCopy()
 	if rec.status != nil {
@@ -263,10 +312,12 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, te
 	if rec.apiConditions != nil {
 		in.Status.Conditions = MergeConditions(rec.apiConditions, in.Status.Conditions)
 	}
-	reasons, evicted, failure, finished, deleting := rec.reasons, rec.evicted, rec.failure, rec.finished, rec.deletedInAPI
+	l := rec.lifecycle
+	reasons, evicted, failure, finished := rec.reasons, l.eviction, l.failure, l.endedInPlace()
+	deleting := l.deletion != nil && l.deletion.inAPI
 	seen := pod.Status
-	if rec.deletionSeen != nil {
-		seen = *rec.deletionSeen
+	if l.deletion != nil && l.deletion.seen != nil {
+		seen = *l.deletion.seen
 	}
 	if terminal {
 		// A pod that will not run again has no resize to wait for or carry out.
@@ -321,27 +372,6 @@ func (p *Provider) setStatus(rec *podRecord, pod *v1.Pod, st v1.PodStatus) {
 		out.Status = st
 		p.publish(out)
 	}
-}
-
-// failPod ends a pod that may not run any longer (its active deadline passed) as the kubelet
-// does: an event, its containers stopped within the grace period (preStop hooks included), its
-// sandbox stopped, then the Failed phase with the reason, reported once nothing runs.
-func (p *Provider) failPod(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime, why podFailure) {
-	log := p.podLog(pod).WithField("reason", why.Reason)
-	log.Info("ending the pod")
-	p.podEvent(pod, v1.EventTypeNormal, why.Reason, "%s", why.Message)
-	p.killContainers(ctx, pod, rt.Containers, gracePeriod(pod), true)
-	p.stopSandboxes(ctx, pod, rt)
-	rec.mu.Lock()
-	rec.finished = true
-	rec.failure = &why
-	rec.mu.Unlock()
-	if fresh, err := p.inspector.inspectPod(ctx, string(rec.uid)); err == nil {
-		rt = fresh
-	} else {
-		log.WithError(err).Warn("cannot read pod state from the runtime")
-	}
-	p.setStatus(rec, pod, p.computeStatus(rec, pod, rt, true, false))
 }
 
 // interimStatus is what the kubelet's status manager reports for a pod that reached a terminal

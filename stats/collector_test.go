@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"github.com/prometheus/common/expfmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,10 +19,12 @@ import (
 	critest "k8s.io/cri-api/pkg/apis/testing"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
+
+	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
-// go test ./stats -run Golden -update rewrites the golden files from the current output.
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+// go test ./stats -run Golden -update rewrites the golden files from the current output
+// (internal/golden).
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -221,7 +221,7 @@ func TestSummaryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "testdata/summary.golden.json", append(got, '\n'))
+	golden.Check(t, "testdata/summary.golden.json", append(got, '\n'))
 }
 
 func TestSummaryConsistency(t *testing.T) {
@@ -266,27 +266,7 @@ func TestResourceMetricsGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			checkGolden(t, "testdata/"+name+".golden.txt", b.Bytes())
+			golden.Check(t, "testdata/"+name+".golden.txt", b.Bytes())
 		})
-	}
-}
-
-func checkGolden(t *testing.T, golden string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("output differs from %s (run with -update to accept); got:\n%s", golden, strings.TrimSpace(string(got)))
 	}
 }

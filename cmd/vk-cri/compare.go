@@ -49,10 +49,11 @@ skipped and only the others count.
 			return runCompare(cmd, o)
 		},
 	}
+	cmd.AddCommand(newCompareFlakesCommand())
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig with the rights to manage namespaces, pods, pods/exec, pods/log, events (default $KUBECONFIG)")
 	f.StringVar(&o.nodeA, "node-a", "", "node A (its lines are marked -)")
-	f.StringVar(&o.nodeB, "node-b", "", "node B (its lines are marked +)")
+	f.StringVar(&o.nodeB, "node-b", "", "node B, the reference (its lines are marked +; on a retry its deletion times over the runs widen the deletion comparison)")
 	f.StringVar(&o.scenarios, "scenarios", "test/compare", "directory of scenario files, searched recursively")
 	f.StringVar(&o.run, "run", "", "only run scenarios whose category/name matches this regular expression")
 	f.StringVar(&o.out, "out", "", "write the whole result (both records and the diffs) as JSON to this file")

@@ -133,6 +133,12 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	entry.WithFields(logrus.Fields{"endpoint": o.CRIEndpoint, "runtime": rt.RuntimeVersionString()}).Info("connected to the CRI runtime")
+	cctx, cancelCheck := context.WithTimeout(ctx, o.RuntimeRequestTimeout)
+	err = cri.CheckCgroupDriver(cctx, rt.Runtime)
+	cancelCheck()
+	if err != nil {
+		return fmt.Errorf("CRI endpoint %s: %w", o.CRIEndpoint, err)
+	}
 	promMetrics := metrics.New(o.NodeName)
 	rt.Instrument(promMetrics)
 

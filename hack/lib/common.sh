@@ -42,9 +42,11 @@ wait_for() {
 }
 
 # run_with_progress DESCRIPTION COMMAND...: prints elapsed time every 30 s while COMMAND runs.
+# Its duration is recorded as a phase (phase_record).
 run_with_progress() {
   local what=$1; shift
-  local start=$SECONDS
+  local start=$SECONDS t0
+  t0=$(date +%s%3N)
   log "$what ..."
   "$@" &
   local pid=$!
@@ -52,8 +54,55 @@ run_with_progress() {
     for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
     kill -0 "$pid" 2>/dev/null && log "  still $what ($((SECONDS - start))s elapsed)"
   done
-  wait "$pid" || die "$what failed"
+  local rc=0
+  wait "$pid" || rc=$?
+  phase_record "$what" "$t0" "$rc"
+  (( rc == 0 )) || die "$what failed"
   log "$what: done in $((SECONDS - start))s"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Phase times: each script that does a long step (apt installs, builds, image builds, the stack,
+# the tests) appends a line "NAME<TAB>SECONDS<TAB>EXIT<TAB>START<TAB>PARENT" to PHASES_FILE when
+# the step ends (SECONDS with one decimal, START in epoch milliseconds); hack/phases.sh summary
+# prints them (make test does at its end, even when it fails). PARENT is the chain of enclosing phases (" > "-separated), passed to child processes
+# in VKCRI_PHASE. Recording never fails the caller.
+PHASES_FILE=${VKCRI_PHASES_FILE:-$REPO_DIR/_output/phases.tsv}
+export VKCRI_PHASES_FILE=$PHASES_FILE
+declare -gA _PHASE_T0=() _PHASE_OUTER=()
+
+# phase_record NAME START_MS [EXIT]: appends NAME's line, its duration ending now.
+phase_record() {
+  local name=$1 t0=$2 rc=${3:-0} ms
+  ms=$(( $(date +%s%3N) - t0 ))
+  { mkdir -p "$(dirname "$PHASES_FILE")" &&
+    printf '%s\t%d.%d\t%d\t%d\t%s\n' "${name//$'\t'/ }" "$((ms / 1000))" "$((ms % 1000 / 100))" "$rc" "$t0" \
+      "${VKCRI_PHASE:-}" >>"$PHASES_FILE"
+  } 2>/dev/null || true
+}
+
+# phase NAME COMMAND...: runs COMMAND as the phase NAME and returns its exit status. COMMAND
+# should be an external command: a shell function run here runs without set -e.
+phase() {
+  local name=$1 t0 rc=0 outer=${VKCRI_PHASE:-}; shift
+  t0=$(date +%s%3N)
+  VKCRI_PHASE="${outer:+$outer > }$name" "$@" || rc=$?
+  phase_record "$name" "$t0" "$rc"
+  return "$rc"
+}
+
+# phase_begin NAME / phase_end NAME: one-line markers around a step inside a script (a step
+# that fails under set -e is not recorded; the phase around the script is, with its status).
+phase_begin() {
+  _PHASE_T0[$1]=$(date +%s%3N)
+  _PHASE_OUTER[$1]=${VKCRI_PHASE:-}
+  export VKCRI_PHASE="${VKCRI_PHASE:+$VKCRI_PHASE > }$1"
+}
+phase_end() {
+  [[ -n "${_PHASE_T0[$1]:-}" ]] || return 0
+  VKCRI_PHASE=${_PHASE_OUTER[$1]}
+  phase_record "$1" "${_PHASE_T0[$1]}" 0
+  unset "_PHASE_T0[$1]" "_PHASE_OUTER[$1]"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -77,6 +126,17 @@ REF_CNI_SUBNET=${REF_CNI_SUBNET:-10.89.0.0/16}
 REF_CNI_GATEWAY=${REF_CNI_GATEWAY:-10.89.0.1}
 CONTAINERD_INSTANCES=(vk ref)
 
+# The containerd lane both instances run: "2" (default) is containerd $CONTAINERD2_VERSION with runc
+# $RUNC_VERSION built by hack/build-containerd.sh and Debian's crun as a second runtime handler;
+# "1.6" is Debian's containerd 1.6 with Debian's runc. hack/containerd.sh records the lane an
+# instance was started with in $CTRD_DIR/lane and stack-up.sh in $STACK_DIR/env (CONTAINERD_LANE).
+VKCRI_CONTAINERD_SET=${VKCRI_CONTAINERD+set}
+VKCRI_CONTAINERD=${VKCRI_CONTAINERD:-2}
+CONTAINERD2_VERSION=${CONTAINERD2_VERSION:-v2.4.2}
+RUNC_VERSION=${RUNC_VERSION:-v1.5.3}
+CONTAINERD2_BIN_DIR="$CACHE_DIR/bin/containerd-$CONTAINERD2_VERSION"
+RUNC_BIN_DIR="$CACHE_DIR/bin/runc-$RUNC_VERSION"
+
 # containerd_instance INSTANCE: sets CTRD_INSTANCE, CTRD_DIR, CTRD_SOCK, CTRD_ENDPOINT,
 # CTRD_BRIDGE, CTRD_SUBNET, CTRD_GATEWAY and CTRD_PIDNAME for one containerd instance.
 containerd_instance() {
@@ -90,6 +150,36 @@ containerd_instance() {
   CTRD_SOCK="$CTRD_DIR/containerd.sock"
   CTRD_ENDPOINT="unix://$CTRD_SOCK"
   CTRD_PIDNAME="containerd-$CTRD_INSTANCE"
+  CTRD_CNI_NETWORK=${VKCRI_CNI_NETWORK_PREFIX:-vk-cri}-$CTRD_INSTANCE
+  # The lane this instance was started with (recorded by hack/containerd.sh start), else the
+  # requested one: stop/kill/status of a running instance use its own lane's binaries.
+  if [[ -f "$CTRD_DIR/lane" ]]; then CTRD_LANE=$(<"$CTRD_DIR/lane"); else CTRD_LANE=$VKCRI_CONTAINERD; fi
+  containerd_lane "$CTRD_LANE"
+}
+
+# containerd_lane LANE: sets CTRD_LANE and the binaries of that lane: CTRD_CONTAINERD, CTRD_CTR,
+# CTRD_RUNC, CTRD_CRUN (empty when the lane has no crun handler) and CTRD_PATH (the PATH containerd
+# runs with: containerd looks its shim up on PATH before its own directory, so the 2.x shim must
+# come before Debian's 1.6 one in /usr/bin).
+containerd_lane() {
+  CTRD_LANE=$1
+  case "$CTRD_LANE" in
+    2)
+      CTRD_CONTAINERD="$CONTAINERD2_BIN_DIR/containerd"
+      CTRD_CTR="$CONTAINERD2_BIN_DIR/ctr"
+      CTRD_RUNC="$RUNC_BIN_DIR/runc"
+      CTRD_CRUN=/usr/bin/crun
+      CTRD_PATH="$CONTAINERD2_BIN_DIR:$RUNC_BIN_DIR:$PATH"
+      ;;
+    1.6)
+      CTRD_CONTAINERD=/usr/bin/containerd
+      CTRD_CTR=/usr/bin/ctr
+      CTRD_RUNC=/usr/bin/runc
+      CTRD_CRUN=
+      CTRD_PATH=$PATH
+      ;;
+    *) die "unknown containerd lane '$CTRD_LANE' (VKCRI_CONTAINERD: 2 or 1.6)" ;;
+  esac
 }
 
 # pid_of NAME: prints the PID recorded in $STACK_DIR/NAME.pid if that process is alive.

@@ -1,7 +1,6 @@
 package volumes
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,9 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/vk-cri/vk-cri/internal/golden"
+)
 
 // tree describes a directory for golden comparison: each entry with its type, mode and link
 // target, timestamped directory names replaced by a stable placeholder.
@@ -47,23 +46,6 @@ func tree(t *testing.T, dir string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
-	}
-}
-
 func TestAtomicWriterLayoutAndUpdate(t *testing.T) {
 	dir := t.TempDir()
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -78,7 +60,7 @@ func TestAtomicWriterLayoutAndUpdate(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatalf("first write: changed=%v err=%v", changed, err)
 	}
-	golden(t, "atomic_writer_first.golden", tree(t, dir))
+	golden.Check(t, filepath.Join("testdata", "atomic_writer_first.golden"), []byte(tree(t, dir)))
 	oldTS, _ := os.Readlink(filepath.Join(dir, dataDirName))
 	if !strings.HasPrefix(oldTS, "..2026_01_02_03_04_05.") {
 		t.Errorf("timestamped directory %q does not carry the write time", oldTS)
@@ -109,7 +91,7 @@ func TestAtomicWriterLayoutAndUpdate(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, newDataDirName)); !os.IsNotExist(err) {
 		t.Errorf("temporary link left behind: %v", err)
 	}
-	golden(t, "atomic_writer_second.golden", tree(t, dir))
+	golden.Check(t, filepath.Join("testdata", "atomic_writer_second.golden"), []byte(tree(t, dir)))
 }
 
 func TestAtomicWriterSetPermsRunsBeforeSwap(t *testing.T) {

@@ -29,7 +29,9 @@ func (p *Provider) setNodeCapacity(c nodeCapacity) {
 	}
 }
 
-func (p *Provider) nodeFacts() (nodeFacts, v1.ResourceList) {
+// currentNodeFacts is what container configs read of the node now (masked paths, seccomp root,
+// memory capacity), and the node's allocatable (nil before the host was read).
+func (p *Provider) currentNodeFacts() (nodeFacts, v1.ResourceList) {
 	f := nodeFacts{MaskedPaths: p.maskedPaths, SeccompRoot: filepath.Join(p.cfg.RootDir, "seccomp")}
 	if c := p.capacity.Load(); c != nil {
 		f.MemoryCapacity = c.MemoryBytes
@@ -42,7 +44,7 @@ func (p *Provider) nodeFacts() (nodeFacts, v1.ResourceList) {
 // user, the /etc/hosts mount) and translates it into the CRI config. An error is the message
 // of the container's CreateContainerConfigError.
 func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, imageRef string, restartCount int, rt *podRuntime) (*runtimeapi.ContainerConfig, error) {
-	facts, allocatable := p.nodeFacts()
+	facts, allocatable := p.currentNodeFacts()
 	var podIPs []string
 	if pod.Spec.HostNetwork {
 		podIPs = p.cfg.NodeIPs
