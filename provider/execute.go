@@ -52,7 +52,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		}
 	}
 	var retry time.Duration
-	if len(a.ContainersToResize) > 0 {
+	if len(a.ContainersToResize) > 0 || restartsForResize(a) {
 		if err := p.resizeContainers(ctx, rec, pod, a.ContainersToResize); err != nil {
 			p.resizeFailed(rec, pod, err)
 			retry = backoffInitial
@@ -70,6 +70,10 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	}
 	sandboxID := a.SandboxID
 	if a.CreateSandbox {
+		if err := p.ensurePodCgroup(pod); err != nil {
+			log.WithError(err).Warn("creating the pod's cgroup")
+			return reasons, backoffInitial
+		}
 		if a.SandboxAttempt > 0 {
 			p.podEvent(pod, v1.EventTypeNormal, eventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
 		}

@@ -18,6 +18,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vk-cri/vk-cri/cm"
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/provider/prober"
 )
@@ -67,6 +68,12 @@ type Config struct {
 	// Node, when set, gives the Node object as the API has it, which admission checks pods
 	// against (labels, taints, allocatable); without it, the node as vk-cri describes it.
 	Node NodeSource
+	// PodCgroups, when set, keeps the kubepods, QoS and pod cgroups with the kubelet's limits
+	// (pod_cgroups.go); NodeAllocatableCgroup is what kubepods gets, PodCgroupOptions the
+	// settings pod cgroups depend on.
+	PodCgroups            PodCgroups
+	NodeAllocatableCgroup *cm.ResourceConfig
+	PodCgroupOptions      cm.PodOptions
 }
 
 // Provider runs pods on a CRI runtime.
@@ -200,6 +207,9 @@ func (p *Provider) Start(ctx context.Context) error {
 		p.log.WithError(err).Warn("forgetting the allocations of pods gone meanwhile")
 	}
 	p.cleanupOrphanedVolumes(ids)
+	if err := p.startPodCgroups(ctx); err != nil {
+		return err
+	}
 	for uid := range pods {
 		rec, _ := p.pods.add(newPodRecord(ids[uid], nil))
 		p.startWorker(rec)

@@ -307,8 +307,8 @@ func resizeInProgress(pod *v1.Pod, rt *podRuntime) bool {
 
 // DeclaredFeatures are the node features of in-place resize vk-cri supports, as the kubelet
 // declares them in the node's status: resizing init containers that are not sidecars (regular
-// containers and sidecars need no declaration). Pod-level resources are not resized: vk-cri's
-// pod cgroup carries no limits of its own.
+// containers and sidecars need no declaration). Pod-level resources are not resized in place:
+// vk-cri allocates and resizes per container (the pod cgroup follows its containers' resize).
 func DeclaredFeatures() []string {
 	return []string{inplacepodresize.IPPRInitContainersFeatureGate}
 }

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -178,13 +179,34 @@ func (p *Provider) retryPendingResizes() {
 // resize (it would have the container OOM-killed) and so does vk-cri.
 func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1.Pod, targets []resizeTarget) error {
 	node, _ := p.currentNodeFacts()
+	podCgroup, err := p.planPodCgroupResize(pod)
+	if err != nil {
+		return err
+	}
+	// As the kubelet's validateMemoryResizeAction, every decrease is checked before anything
+	// changes: the pod's limit against the pod's usage, then each container's.
+	var refused []error
+	if podCgroup.refused != nil {
+		refused = append(refused, podCgroup.refused)
+	}
+	for _, t := range targets {
+		if containerByIndex(pod, t.Index, t.Init) == nil {
+			continue
+		}
+		if err := p.checkMemoryDecrease(ctx, t); err != nil {
+			refused = append(refused, err)
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("cannot decrease memory limits: %w", utilerrors.NewAggregate(refused))
+	}
+	if err := p.applyPodCgroupStep(pod, podCgroup.before); err != nil {
+		return err
+	}
 	for _, t := range targets {
 		c := containerByIndex(pod, t.Index, t.Init)
 		if c == nil {
 			continue
-		}
-		if err := p.checkMemoryDecrease(ctx, t); err != nil {
-			return fmt.Errorf("cannot decrease memory limits: %w", err)
 		}
 		res := &runtimeapi.ContainerResources{Linux: containerResources(node, pod, c)}
 		uctx, cancel := context.WithTimeout(ctx, resizeUpdateTimeout)
@@ -199,7 +221,7 @@ func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1
 		}
 		p.podLog(pod).WithFields(map[string]any{"container": t.Name, "resources": t.Desired.String()}).Info("container resized")
 	}
-	return nil
+	return p.applyPodCgroupStep(pod, podCgroup.after)
 }
 
 // checkMemoryDecrease refuses a memory limit set (or lowered) below the container's usage.

@@ -2,12 +2,12 @@ package provider
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/vk-cri/vk-cri/cm"
 	"github.com/vk-cri/vk-cri/cri"
 )
 
@@ -47,16 +47,7 @@ func podHostname(pod *v1.Pod, clusterDomain string) (string, error) {
 // podCgroupParent is the cgroupfs path of the pod's cgroup: <root>/kubepods[/<qos>]/pod<uid>.
 // Guaranteed pods sit directly under kubepods, as with the kubelet.
 func podCgroupParent(root string, pod *v1.Pod) string {
-	parts := []string{root, "kubepods"}
-	switch podQOS(pod) {
-	case v1.PodQOSGuaranteed:
-	case v1.PodQOSBurstable:
-		parts = append(parts, "burstable")
-	default:
-		parts = append(parts, "besteffort")
-	}
-	parts = append(parts, "pod"+string(pod.UID))
-	return path.Join(parts...)
+	return cm.Layout{Root: cm.ParseCgroupfs(root)}.Pod(podQOS(pod), pod.UID).ToCgroupfs()
 }
 
 func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {

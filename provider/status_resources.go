@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/cm"
 )
 
 // The kubelet keeps a limit it set at or below these floors as the spec says it, because the
@@ -182,6 +184,15 @@ type podCgroupModel struct {
 	V2 bool
 	// PageSize is what the kernel rounds a memory limit down to (cgroup v1).
 	PageSize int64
+	// Read, when set, is the pod cgroup's settings as read from the host: the status reads them
+	// back instead of modelling them.
+	Read *cm.ResourceConfig
+}
+
+// withReadback is the model with the pod cgroup's settings as read.
+func (m podCgroupModel) withReadback(rc *cm.ResourceConfig) podCgroupModel {
+	m.Read = rc
+	return m
 }
 
 // hostPodCgroupModel describes this host's cgroups.
@@ -281,6 +292,10 @@ type podCgroupReadback struct {
 // pods and for Burstable pods whose every container (or the pod itself) declares that limit.
 // Without a memory limit, cgroup v1 reads its largest value and cgroup v2 none.
 func kubeletPodCgroup(pod *v1.Pod, model podCgroupModel) podCgroupReadback {
+	if model.Read != nil {
+		r := cm.ReadbackOf(model.Read)
+		return podCgroupReadback{shares: r.Shares, cpuLimit: r.CPULimit, memoryLimit: r.MemoryLimit}
+	}
 	requests := resourcehelper.PodRequests(pod, podResourceOptions)
 	limits := resourcehelper.PodLimits(pod, podResourceOptions)
 	cpuDeclared, memDeclared := true, true

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"github.com/vk-cri/vk-cri/cm"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -397,5 +398,28 @@ func TestSharesThroughWeight(t *testing.T) {
 		if got := sharesThroughWeight(tc.in); got != tc.want {
 			t.Errorf("sharesThroughWeight(%d) = %d, want %d", tc.in, got, tc.want)
 		}
+	}
+}
+
+// With pod cgroups, the status reads the pod cgroup's real settings back; for a pod whose
+// cgroup was made with the kubelet's values, that is what the model of the kubelet's cgroup
+// gives.
+func TestKubeletPodCgroupReadsTheRealCgroup(t *testing.T) {
+	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a", Resources: v1.ResourceRequirements{
+		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("32Mi")},
+		Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("32Mi")},
+	}}}}}
+	model := podCgroupModel{PageSize: 4096}
+	rc := cm.PodResourceConfig(pod, cm.DefaultPodOptions())
+	real := kubeletPodCgroup(pod, model.withReadback(rc))
+	modelled := kubeletPodCgroup(pod, model)
+	if *real.shares != *modelled.shares || real.cpuLimit.Cmp(*modelled.cpuLimit) != 0 || real.memoryLimit.Cmp(*modelled.memoryLimit) != 0 {
+		t.Errorf("read back %v %v %v, modelled %v %v %v", *real.shares, real.cpuLimit, real.memoryLimit, *modelled.shares, modelled.cpuLimit, modelled.memoryLimit)
+	}
+	// The cgroup, not the spec, decides: a cgroup still at 64Mi (a resize not applied) reads 64Mi.
+	held := int64(64 << 20)
+	rc.Memory = &held
+	if got := kubeletPodCgroup(pod, model.withReadback(rc)).memoryLimit; got.Value() != held {
+		t.Errorf("memory limit read back %v, want the cgroup's %d", got, held)
 	}
 }

@@ -264,6 +264,8 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		rec.mu.Lock()
 		rec.lifecycle.volumesTornDown = true
 		rec.mu.Unlock()
+		// Then, as SyncTerminatedPod, the pod's cgroup (pcm.Destroy).
+		p.removePodCgroup(rec.uid)
 	}
 	if !removal {
 		return false, nil

@@ -340,7 +340,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, st
 		Failure:     failure,
 		Now:         time.Now(),
 		Probes:      p.probes,
-		PodCgroups:  p.podCgroups,
+		PodCgroups:  p.podCgroups.withReadback(p.podCgroupReadback(in)),
 		Actuated:    p.alloc.actuated(rec.uid),
 
 		ResizeConditions: resize,

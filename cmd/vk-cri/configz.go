@@ -67,6 +67,8 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 		PodLogsDir:                     o.PodLogDir,
 		CgroupRoot:                     o.CgroupRoot,
 		CgroupDriver:                   "cgroupfs",
+		CgroupsPerQOS:                  enabled(o.CgroupsPerQOS),
+		PodPidsLimit:                   &o.PodMaxPIDs,
 		ResolverConfig:                 &resolvConf,
 		ClusterDNS:                     o.ClusterDNS,
 		ClusterDomain:                  o.ClusterDomain,

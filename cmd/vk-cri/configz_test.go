@@ -38,6 +38,8 @@ func TestConfigzSections(t *testing.T) {
 		"maxPods":                        float64(110),
 		"podLogsDir":                     "/var/log/pods",
 		"cgroupRoot":                     "/vk-cri",
+		"cgroupsPerQOS":                  true,
+		"podPidsLimit":                   float64(-1),
 		"serializeImagePulls":            true,
 		"streamingConnectionIdleTimeout": "4h0m0s",
 		"containerLogMaxSize":            "10Mi",

@@ -54,6 +54,8 @@ type options struct {
 	ForbidHostPath              bool
 	PodLogDir                   string
 	CgroupRoot                  string
+	CgroupsPerQOS               bool
+	PodMaxPIDs                  int64
 	ResolvConf                  string
 	ClusterDNS                  []string
 	ClusterDomain               string
@@ -104,6 +106,8 @@ func defaultOptions() *options {
 		RootDir:                     "/var/lib/vk-cri",
 		PodLogDir:                   "/var/log/pods",
 		CgroupRoot:                  "/vk-cri",
+		CgroupsPerQOS:               true,
+		PodMaxPIDs:                  -1,
 		ResolvConf:                  "/etc/resolv.conf",
 		SerializeImagePulls:         true,
 		MaxPods:                     110,
@@ -151,6 +155,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ForbidHostPath, "forbid-host-path", o.ForbidHostPath, "refuse hostPath volumes (and claims bound to hostPath volumes): such pods wait with FailedMount events")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of container logs, in the kubelet's <namespace>_<pod>_<uid>/<container>/<n>.log layout")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (<root>/kubepods/[burstable|besteffort/]pod<uid>) are created; vk-cri's own by default, apart from a kubelet's /kubepods")
+	fs.BoolVar(&o.CgroupsPerQOS, "cgroups-per-qos", o.CgroupsPerQOS, "create kubepods, its QoS cgroups and each pod's cgroup with the kubelet's limits (the pod's memory limit, CFS quota, cpu shares, pids limit) before the pod's sandbox; off: the runtime creates them without limits")
+	fs.Int64Var(&o.PodMaxPIDs, "pod-max-pids", o.PodMaxPIDs, "maximum number of processes in a pod (its cgroup's pids.max); -1: no limit")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "resolver configuration given to pods")
 	fs.StringSliceVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "comma-separated IPs of the cluster DNS service that ClusterFirst pods use; none: they get --resolv-conf (MissingClusterDNS event)")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "cluster DNS domain (e.g. cluster.local): search domains of ClusterFirst pods and the FQDN of pods with a subdomain")

@@ -198,6 +198,9 @@ func run(ctx context.Context, o *options) error {
 		// Admission checks pods against the Node as the API has it (labels, taints).
 		Node: provider.NewAPINode(ctx, client, o.NodeName),
 	}
+	if o.CgroupsPerQOS {
+		pcfg.PodCgroups, pcfg.NodeAllocatableCgroup, pcfg.PodCgroupOptions = podCgroups(o)
+	}
 	if measured != nil {
 		pcfg.Stats = measured.collector
 		pcfg.PressureAdmission = measured.admit

@@ -283,10 +283,10 @@ func unsupported(sc *scenario) map[string]int {
 				add("volume types vk-cri does not mount", issueVolumes)
 			}
 		}
-		// Pod-level resources and overhead do not limit the pod's own cgroup; user namespaces
-		// are not set up.
-		if spec.Overhead != nil || spec.Resources != nil {
-			add("pod-level resources", issueEnv)
+		// Pod overhead (from a RuntimeClass) is not exercised; pod-level resources limit the pod
+		// cgroup (package cm) and are supported. User namespaces are not set up.
+		if spec.Overhead != nil {
+			add("pod overhead", issueEnv)
 		}
 		if spec.HostUsers != nil && !*spec.HostUsers {
 			add("user namespaces", issueEnv)
@@ -785,8 +785,8 @@ func TestUnsupported(t *testing.T) {
 		"env from a volume file": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{}}}}
 		},
-		"pod-level resources": func(p *v1.Pod, sc *scenario) { p.Spec.Resources = &v1.ResourceRequirements{} },
-		"user namespaces":     func(p *v1.Pod, sc *scenario) { p.Spec.HostUsers = new(false) },
+		"pod overhead":    func(p *v1.Pod, sc *scenario) { p.Spec.Overhead = v1.ResourceList{} },
+		"user namespaces": func(p *v1.Pod, sc *scenario) { p.Spec.HostUsers = new(false) },
 	}
 	for want, mutate := range cases {
 		p := plain()

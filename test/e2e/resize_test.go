@@ -210,7 +210,10 @@ func TestResizeMemoryLimitBelowUsage(t *testing.T) {
 		return c != nil && c.Reason == v1.PodReasonError
 	})
 	c := hasCondition(p, v1.PodResizeInProgress)
-	if !strings.HasPrefix(c.Message, `cannot decrease memory limits: attempting to set container "a" memory limit (33554432) below current usage (`) {
+	// With the pod cgroup's own limit, the pod's usage is checked first, as by the kubelet
+	// (whose aggregate then names both: "cannot decrease memory limits: [pod ..., container ...]").
+	if !strings.HasPrefix(c.Message, `cannot decrease memory limits: [attempting to set pod memory limit (33554432) below current usage (`) ||
+		!strings.Contains(c.Message, `attempting to set container "a" memory limit (33554432) below current usage (`) {
 		t.Errorf("PodResizeInProgress message %q", c.Message)
 	}
 	waitEvent(t, ns, "fill", "ResizeError", `Pod resize error: {"containers":[{"name":"a","resources":{"limits":{"cpu":"100m","memory":"32Mi"}`, 30*time.Second)
