@@ -73,17 +73,7 @@ func nodeAllocatable(capacity v1.ResourceList, r NodeReservation) (v1.ResourceLi
 			problems = append(problems, fmt.Sprintf("Resource %q has a reservation of %v but capacity of %v. Expected capacity >= reservation.", name, q.String(), c.String()))
 		}
 	}
-	out := v1.ResourceList{}
-	for name, c := range capacity {
-		v := c.DeepCopy()
-		if q, ok := reserved[name]; ok {
-			v.Sub(q)
-		}
-		if v.Sign() < 0 {
-			v.Set(0)
-		}
-		out[name] = v
-	}
+	out := subtractFloored(capacity, reserved)
 	for name, c := range capacity {
 		if strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) {
 			mem := out[v1.ResourceMemory]
@@ -98,4 +88,31 @@ func nodeAllocatable(capacity v1.ResourceList, r NodeReservation) (v1.ResourceLi
 		return out, fmt.Errorf("invalid Node Allocatable configuration. %s", strings.Join(problems, " "))
 	}
 	return out, nil
+}
+
+// Absolute is what the kubelet enforces on the kubepods cgroup with enforce-node-allocatable=pods:
+// the capacity (pids included) less --system-reserved and --kube-reserved, never negative; the
+// hard eviction thresholds are left out (pkg/kubelet/cm/node_container_manager_linux.go
+// getNodeAllocatableAbsoluteImpl).
+func (r NodeReservation) Absolute(capacity v1.ResourceList) v1.ResourceList {
+	return subtractFloored(capacity, r.SystemReserved, r.KubeReserved)
+}
+
+// subtractFloored is, for each resource of the capacity, its quantity less the lists', floored
+// at zero.
+func subtractFloored(capacity v1.ResourceList, lists ...v1.ResourceList) v1.ResourceList {
+	out := v1.ResourceList{}
+	for name, c := range capacity {
+		v := c.DeepCopy()
+		for _, l := range lists {
+			if q, ok := l[name]; ok {
+				v.Sub(q)
+			}
+		}
+		if v.Sign() < 0 {
+			v.Set(0)
+		}
+		out[name] = v
+	}
+	return out
 }

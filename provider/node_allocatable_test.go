@@ -63,3 +63,23 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// What the kubepods cgroup carries: capacity less kube- and system-reserved (pids too), the hard
+// eviction thresholds left out, as the kubelet's getNodeAllocatableAbsoluteImpl.
+func TestNodeReservationAbsoluteLeavesEvictionOut(t *testing.T) {
+	r := NodeReservation{
+		KubeReserved:   rl("cpu", "100m", "memory", "256Mi"),
+		SystemReserved: rl("cpu", "400m", "memory", "768Mi", "pid", "1000"),
+		HardEviction:   func(v1.ResourceList) v1.ResourceList { return rl("memory", "1Gi") },
+	}
+	got := r.Absolute(rl("cpu", "4", "memory", "8Gi", "pid", "4194304"))
+	want := rl("cpu", "3500m", "memory", "7Gi", "pid", "4193304")
+	for name, q := range want {
+		if g := got[name]; g.Cmp(q) != 0 {
+			t.Errorf("%s: got %s, want %s", name, g.String(), q.String())
+		}
+	}
+	if small := r.Absolute(rl("cpu", "200m")); small.Cpu().Sign() != 0 {
+		t.Errorf("cpu below the reservation: got %s, want 0", small.Cpu())
+	}
+}

@@ -11,9 +11,12 @@ import (
 )
 
 // podCgroups is the manager of the host's kubepods, QoS and pod cgroups under --cgroup-root, what
-// kubepods gets (the node's capacity: vk-cri reserves nothing for the system, as a kubelet
-// without --system-reserved and --kube-reserved) and the kubelet's pod cgroup settings.
-func podCgroups(o *options) (provider.PodCgroups, *cm.ResourceConfig, cm.PodOptions) {
+// kubepods gets and the kubelet's pod cgroup settings. With the kubelet's default
+// enforce-node-allocatable=pods, kubepods carries the node's capacity less --system-reserved and
+// --kube-reserved (pid included), but not the hard eviction thresholds: those are kept from the
+// scheduler through allocatable only (pkg/kubelet/cm/node_container_manager_linux.go
+// enforceNodeAllocatableCgroups, getNodeAllocatableInternalAbsolute).
+func podCgroups(o *options, reserved provider.NodeReservation) (provider.PodCgroups, *cm.ResourceConfig, cm.PodOptions) {
 	fs := cm.HostFS()
 	podOpts := cm.DefaultPodOptions()
 	podOpts.PodPidsLimit = o.PodMaxPIDs
@@ -22,5 +25,11 @@ func podCgroups(o *options) (provider.PodCgroups, *cm.ResourceConfig, cm.PodOpti
 	if mem, err := cm.HostMemTotal(); err == nil {
 		capacity[v1.ResourceMemory] = *resource.NewQuantity(mem, resource.BinarySI)
 	}
-	return mgr, cm.NodeAllocatableConfig(capacity, cm.HostMaxPIDs(), cm.HostCPUs()), podOpts
+	maxPIDs := cm.HostMaxPIDs()
+	if maxPIDs > 0 {
+		capacity[resourcePIDs] = *resource.NewQuantity(maxPIDs, resource.DecimalSI)
+	}
+	allocatable := reserved.Absolute(capacity)
+	pids := allocatable[resourcePIDs]
+	return mgr, cm.NodeAllocatableConfig(allocatable, pids.Value(), cm.HostCPUs()), podOpts
 }

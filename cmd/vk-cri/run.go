@@ -199,7 +199,7 @@ func run(ctx context.Context, o *options) error {
 		Node: provider.NewAPINode(ctx, client, o.NodeName),
 	}
 	if o.CgroupsPerQOS {
-		pcfg.PodCgroups, pcfg.NodeAllocatableCgroup, pcfg.PodCgroupOptions = podCgroups(o)
+		pcfg.PodCgroups, pcfg.NodeAllocatableCgroup, pcfg.PodCgroupOptions = podCgroups(o, reservation)
 	}
 	if measured != nil {
 		pcfg.Stats = measured.collector
