@@ -59,6 +59,15 @@ func ShapeOf(pod *v1.Pod) *StatusShape {
 		if st.Resources != nil {
 			st.Resources = &v1.ResourceRequirements{}
 		}
+		// The last PodReadyToStartContainers of a finished pod is True (no reason, no message)
+		// or False (PodSandboxNotReady) from run to run on the kubelet, the race the timeline
+		// leaves out too (timeline.go, "The last PodReadyToStartContainers of a finished
+		// pod"): its reason and message are not part of the shape.
+		for i := range st.Conditions {
+			if st.Conditions[i].Type == v1.PodReadyToStartContainers {
+				st.Conditions[i].Reason, st.Conditions[i].Message = "", ""
+			}
+		}
 	case st.Resources != nil && podMemoryLimitVaries(pod):
 		delete(st.Resources.Limits, v1.ResourceMemory)
 	}

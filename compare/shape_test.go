@@ -193,3 +193,29 @@ func TestPodMemoryLimitVaries(t *testing.T) {
 		}
 	}
 }
+
+// A finished pod's last PodReadyToStartContainers is True or False (PodSandboxNotReady) from run
+// to run on the kubelet: its reason and message are not in the shape; a running pod's are.
+func TestShapeOfFinishedPodLeavesReadyToStartReasonOut(t *testing.T) {
+	done := loadPod(t, "testdata/shape/ref-done.json")
+	withReady := func(p *v1.Pod, st v1.ConditionStatus, reason, msg string) *v1.Pod {
+		p = p.DeepCopy()
+		var conds []v1.PodCondition
+		for _, c := range p.Status.Conditions {
+			if c.Type != v1.PodReadyToStartContainers {
+				conds = append(conds, c)
+			}
+		}
+		p.Status.Conditions = append(conds, v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: st, Reason: reason, Message: msg})
+		return p
+	}
+	sandboxReady := withReady(done, v1.ConditionTrue, "", "")
+	sandboxGone := withReady(done, v1.ConditionFalse, "PodSandboxNotReady", "pod sandbox is not ready")
+	if ds := shapeDiffs(sandboxReady, sandboxGone); len(ds) > 0 {
+		t.Errorf("finished pods: %v", diffPaths(ds))
+	}
+	running := func(p *v1.Pod) *v1.Pod { p.Status.Phase = v1.PodRunning; return p }
+	if ds := shapeDiffs(running(sandboxReady), running(sandboxGone)); len(ds) != 2 {
+		t.Errorf("running pods: want the reason and the message, got %v", diffPaths(ds))
+	}
+}
