@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ import (
 	"github.com/vk-cri/vk-cri/metrics"
 	"github.com/vk-cri/vk-cri/provider"
 	"github.com/vk-cri/vk-cri/provider/objectcache"
+	"github.com/vk-cri/vk-cri/provider/runtimeclass"
 	"github.com/vk-cri/vk-cri/provider/volumes"
 	"github.com/vk-cri/vk-cri/server"
 	"github.com/vk-cri/vk-cri/streaming"
@@ -174,6 +176,8 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	// Every RuntimeClass, through one watch: the pods' sandboxes run with their handlers.
+	runtimeClasses := runtimeclass.New(client)
 	pcfg := provider.Config{
 		NodeName:   o.NodeName,
 		NodeIPs:    []string{o.NodeIP},
@@ -191,6 +195,7 @@ func run(ctx context.Context, o *options) error {
 		SerializeImagePulls:   o.SerializeImagePulls,
 		MaxParallelImagePulls: o.MaxParallelImagePulls,
 		Volumes:               vols,
+		RuntimeClasses:        runtimeClasses,
 	}
 	if measured != nil {
 		pcfg.Stats = measured.collector
@@ -250,6 +255,14 @@ func run(ctx context.Context, o *options) error {
 	)
 	if err != nil {
 		return fmt.Errorf("setting up the node: %w", err)
+	}
+	// A pod synced before the first list of RuntimeClasses would find none.
+	runtimeClasses.Start(ctx)
+	rcCtx, cancelRC := context.WithTimeout(ctx, time.Minute)
+	synced := runtimeClasses.WaitForSync(rcCtx)
+	cancelRC()
+	if !synced {
+		entry.Warn("RuntimeClasses not listed within a minute; pods with a runtimeClassName wait for them")
 	}
 	if err := p.Start(ctx); err != nil {
 		return err
