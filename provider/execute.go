@@ -65,7 +65,11 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	sbCfg, err := p.sandboxConfigFor(pod, a.SandboxAttempt, a.CreateSandbox)
 	if err != nil {
 		log.WithError(err).Warn("pod sandbox configuration")
-		p.podEvent(pod, v1.EventTypeWarning, eventFailedSandbox, "Failed to create pod sandbox: %v", err)
+		// As the kubelet, the event only when the sandbox was to be made: a running pod whose
+		// RuntimeClass went away starts nothing new, without an event (ConfigPodSandbox fails).
+		if a.CreateSandbox {
+			p.podEvent(pod, v1.EventTypeWarning, eventFailedSandbox, "Failed to create pod sandbox: %v", err)
+		}
 		return reasons, backoffInitial
 	}
 	sandboxID := a.SandboxID

@@ -52,6 +52,8 @@ func TestSandboxRuntimeHandlerAndRefusals(t *testing.T) {
 		wantRun     string // the RunPodSandbox call, "" for none
 		wantEvent   string
 		wantNoEvent bool
+		// existing is the live sandbox of a pod already running: none is to be made.
+		existing string
 	}{
 		{name: "default handler", wantRun: `RunPodSandbox handler=""`,
 			wantEvent: "Warning FailedCreatePodSandBox Failed to create pod sandbox: " + errFakeCannotStart.Error()},
@@ -64,6 +66,7 @@ func TestSandboxRuntimeHandlerAndRefusals(t *testing.T) {
 		{name: "hostUsers false on crun", class: ptrTo("fast"), hostUsers: ptrTo(false),
 			wantEvent: "Warning FailedCreatePodSandBox Failed to create pod sandbox: can't set `spec.hostUsers: false`, RuntimeClass handler \"crun\" does not support user namespaces"},
 		{name: "hostUsers false on the default handler", hostUsers: ptrTo(false), wantRun: `RunPodSandbox handler=""`},
+		{name: "running pod whose RuntimeClass went away", class: ptrTo("gone"), existing: "sb-1", wantNoEvent: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +78,7 @@ func TestSandboxRuntimeHandlerAndRefusals(t *testing.T) {
 			f.p.observeRuntimeStatus(containerd2Status())
 			f.runtime.failRunSandbox = tc.failRun
 			rec := f.add(pod)
-			_, retry := f.p.execute(context.Background(), rec, pod, &podRuntime{}, podActions{CreateSandbox: true, InitToStart: -1})
+			_, retry := f.p.execute(context.Background(), rec, pod, &podRuntime{}, podActions{CreateSandbox: tc.existing == "", SandboxID: tc.existing, InitToStart: -1})
 			if retry != backoffInitial {
 				t.Errorf("retry in %v, want the back-off %v", retry, backoffInitial)
 			}
@@ -96,6 +99,12 @@ func TestSandboxRuntimeHandlerAndRefusals(t *testing.T) {
 				if strings.Contains(e, eventFailedSandbox) {
 					sandboxEvents = append(sandboxEvents, e)
 				}
+			}
+			if tc.wantNoEvent {
+				if len(sandboxEvents) != 0 {
+					t.Errorf("events %q, want none", sandboxEvents)
+				}
+				return
 			}
 			if len(sandboxEvents) != 1 {
 				t.Fatalf("FailedCreatePodSandBox events %q, want one", sandboxEvents)
