@@ -256,13 +256,15 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return fmt.Errorf("setting up the node: %w", err)
 	}
-	// A pod synced before the first list of RuntimeClasses would find none.
+	// A pod synced before the first list of RuntimeClasses would find none (and be retried
+	// after the back-off). The wait is short: without the right to list them (an older
+	// ClusterRole) the node must still come up.
 	runtimeClasses.Start(ctx)
-	rcCtx, cancelRC := context.WithTimeout(ctx, time.Minute)
+	rcCtx, cancelRC := context.WithTimeout(ctx, 10*time.Second)
 	synced := runtimeClasses.WaitForSync(rcCtx)
 	cancelRC()
 	if !synced {
-		entry.Warn("RuntimeClasses not listed within a minute; pods with a runtimeClassName wait for them")
+		entry.Warn("RuntimeClasses not listed within 10s (does the node's ClusterRole allow list/watch of node.k8s.io runtimeclasses?); pods with a runtimeClassName are retried until they are")
 	}
 	if err := p.Start(ctx); err != nil {
 		return err

@@ -283,13 +283,9 @@ func unsupported(sc *scenario) map[string]int {
 				add("volume types vk-cri does not mount", issueVolumes)
 			}
 		}
-		// Pod-level resources and overhead do not limit the pod's own cgroup; user namespaces
-		// are not set up.
+		// Pod-level resources and overhead do not limit the pod's own cgroup.
 		if spec.Overhead != nil || spec.Resources != nil {
 			add("pod-level resources", issueEnv)
-		}
-		if spec.HostUsers != nil && !*spec.HostUsers {
-			add("user namespaces", issueEnv)
 		}
 
 		for i := range spec.InitContainers {
@@ -743,7 +739,6 @@ func TestUnsupported(t *testing.T) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{}}}}
 		},
 		"pod-level resources": func(p *v1.Pod, sc *scenario) { p.Spec.Resources = &v1.ResourceRequirements{} },
-		"user namespaces":     func(p *v1.Pod, sc *scenario) { p.Spec.HostUsers = new(false) },
 	}
 	for want, mutate := range cases {
 		p := plain()
