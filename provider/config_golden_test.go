@@ -31,6 +31,43 @@ type sandboxGoldenCase struct {
 	ClusterDNS    []string `json:"clusterDNS"`
 	ClusterDomain string   `json:"clusterDomain"`
 	Pod           v1.Pod   `json:"pod"`
+	// RuntimeHandler is the handler of the pod's RuntimeClass, on a runtime reporting
+	// containerd 2.x's handlers (containerd2Status).
+	RuntimeHandler string `json:"runtimeHandler"`
+	// WantError is the error expected instead of a config.
+	WantError string `json:"wantError"`
+}
+
+// goldenUserns is the pod's UsernsOptions as podUsernsOptions decides them on a runtime with
+// containerd 2.x's handlers; a pod with its own user namespace gets the second range.
+func goldenUserns(pod *v1.Pod, handler string) (*runtimeapi.UserNamespace, error) {
+	caps := capabilitiesOf(containerd2Status())
+	req, err := usernsRequestFor(pod, handler, &caps)
+	if err != nil {
+		return nil, err
+	}
+	if req == usernsPod {
+		return podUserns(idRange{First: 2 * usernsIDsPerPod, Length: usernsIDsPerPod}), nil
+	}
+	return nodeUserns(), nil
+}
+
+// goldenMounts are the CRI mounts of the container's volume mounts as the volume manager gives
+// them (under the pod's directory), made recursively read-only as the handler allows.
+func goldenMounts(pod *v1.Pod, c *v1.Container, handler string) ([]*runtimeapi.Mount, error) {
+	var out []*runtimeapi.Mount
+	for _, vm := range c.VolumeMounts {
+		out = append(out, &runtimeapi.Mount{
+			ContainerPath: vm.MountPath,
+			HostPath:      "/var/lib/vk-cri/pods/" + string(pod.UID) + "/volumes/" + vm.Name,
+			Readonly:      vm.ReadOnly,
+		})
+	}
+	caps := capabilitiesOf(containerd2Status())
+	if err := applyRecursiveReadOnly(c, out, caps.supportsRecursiveReadOnly(handler)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // containerGoldenCase is one testdata/container/*.yaml file: a pod, the container of it to
@@ -51,6 +88,10 @@ type containerGoldenCase struct {
 	ImageUser string `json:"imageUser"`
 	// WantError is the CreateContainerConfigError message expected instead of a config.
 	WantError string `json:"wantError"`
+	// RuntimeHandler is the handler of the pod's RuntimeClass (see sandboxGoldenCase).
+	RuntimeHandler string `json:"runtimeHandler"`
+	// MountVolumes gives the container the mounts of its volumeMounts (goldenMounts).
+	MountVolumes bool `json:"mountVolumes"`
 }
 
 // canonicalJSON re-indents JSON with sorted keys: protojson's whitespace is deliberately
@@ -131,6 +172,16 @@ func TestSandboxConfigGolden(t *testing.T) {
 			}
 			env.DNS = dns
 			before := tc.Pod.DeepCopy()
+			env.Userns, err = goldenUserns(&tc.Pod, tc.RuntimeHandler)
+			if tc.WantError != "" {
+				if err == nil || err.Error() != tc.WantError {
+					t.Fatalf("error = %v, want %q", err, tc.WantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("user namespace: %v", err)
+			}
 			cfg, err := sandboxConfig(env, &tc.Pod, tc.Attempt)
 			if err != nil {
 				t.Fatalf("sandboxConfig: %v", err)
@@ -165,10 +216,24 @@ func TestContainerConfigGolden(t *testing.T) {
 				}
 			}
 			node := nodeFacts{MemoryCapacity: 8 << 30, SeccompRoot: "/var/lib/vk-cri/seccomp"}
-			cfg, err := containerConfig(node, containerInput{
-				Owner: owner, Pod: &tc.Pod, Container: c, ImageRef: tc.ImageRef, RestartCount: tc.RestartCount,
-				Env: env, Image: imageUser{UID: tc.ImageUID, Username: tc.ImageUser}, TargetID: tc.TargetID,
-			})
+			// As prepareContainer: the mounts first, then the user namespace.
+			var mounts []*runtimeapi.Mount
+			var err error
+			if tc.MountVolumes {
+				mounts, err = goldenMounts(&tc.Pod, c, tc.RuntimeHandler)
+			}
+			var userns *runtimeapi.UserNamespace
+			if err == nil {
+				userns, err = goldenUserns(&tc.Pod, tc.RuntimeHandler)
+			}
+			var cfg *runtimeapi.ContainerConfig
+			if err == nil {
+				cfg, err = containerConfig(node, containerInput{
+					Owner: owner, Pod: &tc.Pod, Container: c, ImageRef: tc.ImageRef, RestartCount: tc.RestartCount,
+					Env: env, Image: imageUser{UID: tc.ImageUID, Username: tc.ImageUser}, TargetID: tc.TargetID,
+					Mounts: mounts, Userns: userns,
+				})
+			}
 			if tc.WantError != "" {
 				if err == nil || err.Error() != tc.WantError {
 					t.Fatalf("containerConfig error = %v, want %q", err, tc.WantError)

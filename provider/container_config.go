@@ -48,6 +48,8 @@ type containerInput struct {
 	// TargetID, for an ephemeral container with a target, is the runtime ID of the container
 	// whose process namespace it joins.
 	TargetID string
+	// Userns is the pod's user namespace, the sandbox's (podUsernsOptions).
+	Userns *runtimeapi.UserNamespace
 }
 
 // containerConfig translates one container of a pod into its CRI config. It refuses a
@@ -62,6 +64,7 @@ func containerConfig(node nodeFacts, in containerInput) (*runtimeapi.ContainerCo
 	if err != nil {
 		return nil, err
 	}
+	sc.NamespaceOptions.UsernsOptions = in.Userns
 	targetPIDNamespace(sc, in.TargetID)
 	lookup := envLookup(in.Env.Values)
 	cfg := &runtimeapi.ContainerConfig{
@@ -83,6 +86,7 @@ func containerConfig(node nodeFacts, in containerInput) (*runtimeapi.ContainerCo
 			SecurityContext: sc,
 		},
 	}
+	idmapMounts(cfg)
 	return cfg, nil
 }
 

@@ -77,6 +77,9 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 	if err != nil {
 		return nil, err
 	}
+	if err := applyRecursiveReadOnly(c, mounts, p.supportsRecursiveReadOnly(pod)); err != nil {
+		return nil, err
+	}
 	hosts, err := writeEtcHosts(p.cfg.RootDir, nodeHostsPath, pod, podIPs, p.cfg.ClusterDomain)
 	if err != nil {
 		return nil, err
@@ -86,6 +89,10 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		mounts = append(mounts, hosts)
 	}
 	targetID, err := ephemeralTargetID(pod, c.Name, rt)
+	if err != nil {
+		return nil, err
+	}
+	userns, err := p.podUsernsOptions(pod)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +106,7 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		Image:        user,
 		Mounts:       mounts,
 		TargetID:     targetID,
+		Userns:       userns,
 	})
 }
 

@@ -227,11 +227,16 @@ func (p *Provider) sandboxConfigFor(pod *v1.Pod, attempt uint32, creating bool) 
 			p.podEvent(pod, v1.EventTypeWarning, "DNSConfigForming", "%s", w)
 		}
 	}
+	userns, err := p.podUsernsOptions(pod)
+	if err != nil {
+		return nil, err
+	}
 	return sandboxConfig(sandboxEnv{
 		NodeName:      p.cfg.NodeName,
 		PodLogRoot:    p.cfg.PodLogRoot,
 		CgroupRoot:    p.cfg.CgroupRoot,
 		ClusterDomain: p.cfg.ClusterDomain,
 		DNS:           dns,
+		Userns:        userns,
 	}, pod, attempt)
 }

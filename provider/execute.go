@@ -65,7 +65,11 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	sbCfg, err := p.sandboxConfigFor(pod, a.SandboxAttempt, a.CreateSandbox)
 	if err != nil {
 		log.WithError(err).Warn("pod sandbox configuration")
-		p.podEvent(pod, v1.EventTypeWarning, eventFailedSandbox, "Failed to create pod sandbox: %v", err)
+		// As the kubelet, the event only when the sandbox was to be made: a running pod whose
+		// RuntimeClass went away starts nothing new, without an event (ConfigPodSandbox fails).
+		if a.CreateSandbox {
+			p.podEvent(pod, v1.EventTypeWarning, eventFailedSandbox, "Failed to create pod sandbox: %v", err)
+		}
 		return reasons, backoffInitial
 	}
 	sandboxID := a.SandboxID
@@ -77,7 +81,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 		if a.SandboxAttempt > 0 {
 			p.podEvent(pod, v1.EventTypeNormal, eventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
 		}
-		id, err := p.runSandbox(ctx, sbCfg)
+		id, err := p.runSandbox(ctx, pod, sbCfg)
 		if err != nil {
 			log.WithError(err).Warn("creating pod sandbox")
 			p.podEvent(pod, v1.EventTypeWarning, eventFailedSandbox, "Failed to create pod sandbox: %v", err)
@@ -127,16 +131,22 @@ func (p *Provider) failedEvent(ctx context.Context, pod *v1.Pod, name string, is
 	p.containerEvent(pod, name, isInit, v1.EventTypeWarning, eventFailed, format, args...)
 }
 
-func (p *Provider) runSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (string, error) {
+// runSandbox runs the pod's sandbox with the runtime handler of its RuntimeClass. As with the
+// kubelet's createPodSandbox, an error is the runtime's own (e.g. `no runtime for "x" is
+// configured` for a handler it does not have), which the FailedCreatePodSandBox event shows as is.
+func (p *Provider) runSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) (string, error) {
 	// The runtime writes container logs below this directory but does not create it.
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return "", fmt.Errorf("creating pod log directory: %w", err)
 	}
-	id, err := p.runtime.RunPodSandbox(ctx, cfg, "")
+	handler, err := p.runtimeHandlerFor(pod)
 	if err != nil {
-		return "", fmt.Errorf("RunPodSandbox: %w", err)
+		return "", err
 	}
-	return id, nil
+	if handler != "" {
+		p.podLog(pod).WithField("runtimeHandler", handler).Info("running pod with runtime handler")
+	}
+	return p.runtime.RunPodSandbox(ctx, cfg, handler)
 }
 
 func isInitName(pod *v1.Pod, name string) bool {
@@ -180,6 +190,8 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("termination message file")
 	} else if msgMount != nil {
 		cfg.Mounts = append(cfg.Mounts, msgMount)
+		// In a pod user namespace, this mount is idmapped like the others.
+		idmapMounts(cfg)
 	}
 	if err := ctx.Err(); err != nil {
 		return waitingReason{}, fmt.Errorf("not creating container: %w", err)

@@ -23,6 +23,8 @@ type fakeRuntime struct {
 	calls []string
 	// failInspect, when set, is returned by the next inspectPod.
 	failInspect error
+	// failRunSandbox, when set, is what RunPodSandbox fails with.
+	failRunSandbox error
 }
 
 func (f *fakeRuntime) inspectPod(context.Context, string) (*podRuntime, error) {
@@ -50,7 +52,13 @@ func (f *fakeRuntime) record(format string, args ...any) {
 
 var errFakeCannotStart = errors.New("the fake runtime starts nothing")
 
-func (f *fakeRuntime) RunPodSandbox(context.Context, *runtimeapi.PodSandboxConfig, string) (string, error) {
+func (f *fakeRuntime) RunPodSandbox(_ context.Context, _ *runtimeapi.PodSandboxConfig, handler string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("RunPodSandbox handler=%q", handler)
+	if f.failRunSandbox != nil {
+		return "", f.failRunSandbox
+	}
 	return "", errFakeCannotStart
 }
 

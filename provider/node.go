@@ -155,11 +155,12 @@ func (np *NodeProvider) NotifyNodeStatus(ctx context.Context, cb func(*v1.Node))
 			old := np.node.Status.Conditions
 			conds := withPressure(nodeConditions(st, err, time.Now()), np.pressure())
 			changed := !conditionsEqual(old, conds)
+			runtimeChanged := np.applyRuntimeCapabilities(np.node)
 			if imagesChanged && !changed && time.Since(lastSent) < np.opts.HeartbeatPeriod {
 				// A new image is news, but not a condition change worth a log line.
 				lastSent = time.Time{}
 			}
-			if changed || time.Since(lastSent) >= np.opts.HeartbeatPeriod {
+			if changed || runtimeChanged || time.Since(lastSent) >= np.opts.HeartbeatPeriod {
 				np.node.Status.Conditions = carryTransitions(old, conds)
 				out := np.node.DeepCopy()
 				np.mu.Unlock()
@@ -194,6 +195,7 @@ func (np *NodeProvider) runtimeStatus(ctx context.Context) (*runtimeapi.RuntimeS
 	if err != nil {
 		return nil, err
 	}
+	np.p.observeRuntimeStatus(resp)
 	return resp.GetStatus(), nil
 }
 

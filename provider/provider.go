@@ -5,6 +5,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -74,6 +75,9 @@ type Config struct {
 	PodCgroups            PodCgroups
 	NodeAllocatableCgroup *cm.ResourceConfig
 	PodCgroupOptions      cm.PodOptions
+	// RuntimeClasses resolves pods' runtimeClassName to a runtime handler; without it every
+	// pod runs with the runtime's default handler (as a kubelet without a RuntimeClass manager).
+	RuntimeClasses RuntimeHandlerResolver
 }
 
 // Provider runs pods on a CRI runtime.
@@ -94,6 +98,10 @@ type Provider struct {
 	runtime podRuntimeService
 	// alloc holds the resources allocated to and applied to each pod's containers.
 	alloc *allocationStore
+	// userns hands out the ID ranges of pods with user namespaces of their own.
+	userns *usernsAllocator
+	// caps are the runtime handlers and features the runtime last reported.
+	caps atomic.Pointer[runtimeCapabilities]
 
 	// capacity is the node's memory and allocatable, set once the host has been read.
 	capacity atomic.Pointer[nodeCapacity]
@@ -170,6 +178,7 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		pullSlots:   pullSlots(cfg.SerializeImagePulls, cfg.MaxParallelImagePulls),
 		relists:     newRelistClock(),
 		alloc:       newAllocationStore(filepath.Join(cfg.RootDir, allocationFile)),
+		userns:      newUsernsAllocator(filepath.Join(cfg.RootDir, "pods"), rand.IntN),
 	}
 	p.runtime = criPodRuntime{inspector: p.inspector, RuntimeService: rt.Runtime}
 	p.probes = prober.NewManager(context.Background(), p.lastStatus, rt.Runtime,
@@ -207,6 +216,14 @@ func (p *Provider) Start(ctx context.Context) error {
 		p.log.WithError(err).Warn("forgetting the allocations of pods gone meanwhile")
 	}
 	p.cleanupOrphanedVolumes(ids)
+	if err := p.userns.load(func(uid types.UID) bool { return live[uid] }); err != nil {
+		return err
+	}
+	// The pods' workers need the runtime's handlers (user namespaces, recursive read-only
+	// mounts) from their first sync, as the kubelet syncs pods only once the runtime is up.
+	if err := p.readRuntimeStatus(lctx); err != nil {
+		p.log.WithError(err).Warn("runtime status at start")
+	}
 	if err := p.startPodCgroups(ctx); err != nil {
 		return err
 	}

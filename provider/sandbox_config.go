@@ -19,6 +19,8 @@ type sandboxEnv struct {
 	// ClusterDomain completes the FQDN of pods with a subdomain.
 	ClusterDomain string
 	DNS           *runtimeapi.DNSConfig
+	// Userns is the pod's user namespace (podUsernsOptions): the node's, or one of its own.
+	Userns *runtimeapi.UserNamespace
 }
 
 // podLogDir is <root>/<namespace>_<name>_<uid>, the kubelet's layout that log shippers expect.
@@ -166,6 +168,7 @@ func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) (*runtimeapi.Pod
 			Sysctls: map[string]string{},
 		},
 	}
+	cfg.Linux.SecurityContext.NamespaceOptions.UsernsOptions = env.Userns
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		sc := cfg.Linux.SecurityContext
 		id := podIdentityOf(psc)

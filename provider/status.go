@@ -45,6 +45,8 @@ type statusInput struct {
 	Actuated map[string]v1.ResourceRequirements
 	// ResizeConditions are the pod's PodResizePending and PodResizeInProgress conditions.
 	ResizeConditions []v1.PodCondition
+	// SupportsRRO is whether the pod's runtime handler makes recursive read-only mounts.
+	SupportsRRO bool
 }
 
 // probeStatus sets the started and ready fields of a pod's new status from its probes; the
@@ -86,7 +88,7 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 			Image:        c.Image,
 			State:        v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}},
 			Started:      new(bool),
-			VolumeMounts: volumeMountStatuses(c, makesRecursiveReadOnlyMounts),
+			VolumeMounts: volumeMountStatuses(c, in.SupportsRRO),
 		}
 		prevStatus, hasPrev := previousContainerStatus(in.Pod, c.Name)
 		insts := in.Runtime.instances(c.Name)

@@ -131,16 +131,13 @@ func allocatedContainerResources(spec *v1.Container) v1.ResourceList {
 	return spec.Resources.Requests.DeepCopy()
 }
 
-// makesRecursiveReadOnlyMounts is false: vk-cri asks the runtime for no recursively read-only
-// mount (containerd 1.6 reports no runtime handler that could make one, and so the kubelet
-// would not either), so every read-only mount's status says Disabled.
-const makesRecursiveReadOnlyMounts = false
-
 // volumeMountStatuses lists a container's mounts as its status reports them: every volume
 // mount of the spec (the service-account token's included), and for read-only ones whether the
-// mount is recursively read-only. The kubelet keeps the list of the first status it reported;
-// the spec's mounts cannot change, so it is the spec's list every time.
-func volumeMountStatuses(spec *v1.Container, runtimeSupportsRRO bool) []v1.VolumeMountStatus {
+// mount is recursively read-only: Enabled where resolveRecursiveReadOnly made it so with the
+// pod's handler, Disabled otherwise (also when it was refused), as the kubelet's
+// convertToAPIContainerStatuses reports it. The kubelet keeps the list of the first status it
+// reported; the spec's mounts cannot change, so it is the spec's list every time.
+func volumeMountStatuses(spec *v1.Container, handlerSupportsRRO bool) []v1.VolumeMountStatus {
 	if len(spec.VolumeMounts) == 0 {
 		return nil
 	}
@@ -149,7 +146,7 @@ func volumeMountStatuses(spec *v1.Container, runtimeSupportsRRO bool) []v1.Volum
 		st := v1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
 		if m.ReadOnly {
 			mode := v1.RecursiveReadOnlyDisabled
-			if recursiveReadOnly(m, runtimeSupportsRRO) {
+			if rro, err := resolveRecursiveReadOnly(m, handlerSupportsRRO); err == nil && rro {
 				mode = v1.RecursiveReadOnlyEnabled
 			}
 			st.RecursiveReadOnly = &mode
@@ -157,23 +154,6 @@ func volumeMountStatuses(spec *v1.Container, runtimeSupportsRRO bool) []v1.Volum
 		out = append(out, st)
 	}
 	return out
-}
-
-// recursiveReadOnly reports whether a mount is made recursively read-only: asked for
-// (Enabled, or IfPossible), on a read-only mount without propagation, and the runtime can.
-// A mount that asks for it where it cannot be had reports Disabled, as with the kubelet.
-func recursiveReadOnly(m v1.VolumeMount, runtimeSupportsRRO bool) bool {
-	if m.RecursiveReadOnly == nil || !m.ReadOnly || !runtimeSupportsRRO {
-		return false
-	}
-	if m.MountPropagation != nil && *m.MountPropagation != v1.MountPropagationNone {
-		return false
-	}
-	switch *m.RecursiveReadOnly {
-	case v1.RecursiveReadOnlyIfPossible, v1.RecursiveReadOnlyEnabled:
-		return true
-	}
-	return false
 }
 
 // podCgroupModel describes the pod cgroups the kubelet would have made on this host, whose

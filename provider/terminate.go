@@ -261,6 +261,8 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		if err := p.tearDownVolumes(rec.uid); err != nil {
 			return false, fmt.Errorf("terminated pod: %w", err)
 		}
+		// Then its user namespace's IDs are free again (the kubelet's SyncTerminatedPod).
+		p.userns.release(rec.uid)
 		rec.mu.Lock()
 		rec.lifecycle.volumesTornDown = true
 		rec.mu.Unlock()

@@ -342,6 +342,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, st
 		Probes:      p.probes,
 		PodCgroups:  p.podCgroups.withReadback(p.podCgroupReadback(in)),
 		Actuated:    p.alloc.actuated(rec.uid),
+		SupportsRRO: p.supportsRecursiveReadOnly(in),
 
 		ResizeConditions: resize,
 	})

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ import (
 	"github.com/vk-cri/vk-cri/metrics"
 	"github.com/vk-cri/vk-cri/provider"
 	"github.com/vk-cri/vk-cri/provider/objectcache"
+	"github.com/vk-cri/vk-cri/provider/runtimeclass"
 	"github.com/vk-cri/vk-cri/provider/volumes"
 	"github.com/vk-cri/vk-cri/server"
 	"github.com/vk-cri/vk-cri/streaming"
@@ -178,6 +180,8 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	// Every RuntimeClass, through one watch: the pods' sandboxes run with their handlers.
+	runtimeClasses := runtimeclass.New(client)
 	pcfg := provider.Config{
 		NodeName:   o.NodeName,
 		NodeIPs:    []string{o.NodeIP},
@@ -195,6 +199,7 @@ func run(ctx context.Context, o *options) error {
 		SerializeImagePulls:   o.SerializeImagePulls,
 		MaxParallelImagePulls: o.MaxParallelImagePulls,
 		Volumes:               vols,
+		RuntimeClasses:        runtimeClasses,
 		// Admission checks pods against the Node as the API has it (labels, taints).
 		Node: provider.NewAPINode(ctx, client, o.NodeName),
 	}
@@ -260,6 +265,16 @@ func run(ctx context.Context, o *options) error {
 	)
 	if err != nil {
 		return fmt.Errorf("setting up the node: %w", err)
+	}
+	// A pod synced before the first list of RuntimeClasses would find none (and be retried
+	// after the back-off). The wait is short: without the right to list them (an older
+	// ClusterRole) the node must still come up.
+	runtimeClasses.Start(ctx)
+	rcCtx, cancelRC := context.WithTimeout(ctx, 10*time.Second)
+	synced := runtimeClasses.WaitForSync(rcCtx)
+	cancelRC()
+	if !synced {
+		entry.Warn("RuntimeClasses not listed within 10s (does the node's ClusterRole allow list/watch of node.k8s.io runtimeclasses?); pods with a runtimeClassName are retried until they are")
 	}
 	if err := p.Start(ctx); err != nil {
 		return err

@@ -284,12 +284,9 @@ func unsupported(sc *scenario) map[string]int {
 			}
 		}
 		// Pod overhead (from a RuntimeClass) is not exercised; pod-level resources limit the pod
-		// cgroup (package cm) and are supported. User namespaces are not set up.
+		// cgroup (package cm) and are supported, and so are user namespaces.
 		if spec.Overhead != nil {
 			add("pod overhead", issueEnv)
-		}
-		if spec.HostUsers != nil && !*spec.HostUsers {
-			add("user namespaces", issueEnv)
 		}
 
 		for i := range spec.InitContainers {
@@ -785,8 +782,7 @@ func TestUnsupported(t *testing.T) {
 		"env from a volume file": func(p *v1.Pod, sc *scenario) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "A", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{}}}}
 		},
-		"pod overhead":    func(p *v1.Pod, sc *scenario) { p.Spec.Overhead = v1.ResourceList{} },
-		"user namespaces": func(p *v1.Pod, sc *scenario) { p.Spec.HostUsers = new(false) },
+		"pod overhead": func(p *v1.Pod, sc *scenario) { p.Spec.Overhead = v1.ResourceList{} },
 	}
 	for want, mutate := range cases {
 		p := plain()
