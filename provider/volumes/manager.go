@@ -56,7 +56,7 @@ func WithClient(c kubernetes.Interface) Option { return func(m *Manager) { m.cli
 // WithMounter replaces the system mounter (tests use mount-utils' fake).
 func WithMounter(mt mount.Interface) Option { return func(m *Manager) { m.mounter = mt } }
 
-// WithForbidHostPath refuses hostPath volumes (and claims bound to hostPath volumes).
+// WithForbidHostPath refuses hostPath volumes and claims bound to hostPath or local volumes.
 func WithForbidHostPath(forbid bool) Option { return func(m *Manager) { m.forbidHostPath = forbid } }
 
 // WithAllocatable gives the node's allocatable resources: the size of memory-backed volumes
