@@ -125,9 +125,8 @@ func (m *Manager) prepareSubPath(uid types.UID, volume, volumePath, sub, contain
 		return "", err
 	}
 	// The descriptor is what was checked; mounting it (not the path) leaves no window for a
-	// swapped symlink.
-	source := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd)
-	if err := m.mounter.MountSensitiveWithoutSystemd(source, target, "", []string{"bind"}, nil); err != nil {
+	// swapped symlink (syscallBinder).
+	if err := m.binder.bindDescriptor(fd, target); err != nil {
 		return "", err
 	}
 	return target, nil
