@@ -9,9 +9,11 @@ import (
 	"k8s.io/mount-utils"
 )
 
-// descriptorBinder bind-mounts the file or directory open as a descriptor onto a target path.
+// descriptorBinder bind-mounts the file or directory open as a descriptor onto a target path,
+// and takes such a mount away.
 type descriptorBinder interface {
 	bindDescriptor(fd int, target string) error
+	unbind(target string) error
 }
 
 // syscallBinder binds with mount(2) itself, from "/proc/self/fd/N". The kernel resolves that
@@ -32,6 +34,15 @@ func (syscallBinder) bindDescriptor(fd int, target string) error {
 	return nil
 }
 
+// unbind detaches the mount at target at once (MNT_DETACH, as the kubelet's lazy unmount of a
+// stale subPath): a container still using it keeps it until it exits.
+func (syscallBinder) unbind(target string) error {
+	if err := unix.Unmount(target, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmounting %s: %w", target, err)
+	}
+	return nil
+}
+
 // descriptorPath is fd's magic link under /proc/<pid>.
 func descriptorPath(pid string, fd int) string {
 	return "/proc/" + pid + "/fd/" + strconv.Itoa(fd)
@@ -44,3 +55,5 @@ type mounterBinder struct{ mounter mount.Interface }
 func (b mounterBinder) bindDescriptor(fd int, target string) error {
 	return b.mounter.MountSensitiveWithoutSystemd(descriptorPath(strconv.Itoa(os.Getpid()), fd), target, "", []string{"bind"}, nil)
 }
+
+func (b mounterBinder) unbind(target string) error { return b.mounter.Unmount(target) }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -168,4 +169,75 @@ func TestManagerBindsSubPathsWithTheSyscall(t *testing.T) {
 	if b, ok := New(t.TempDir(), WithMounter(fake)).binder.(mounterBinder); !ok || b.mounter != fake {
 		t.Error("WithMounter does not bind subPaths through the given mounter")
 	}
+}
+
+// mountsAt counts the mounts at path in the calling thread's mount namespace.
+func mountsAt(path string) (int, error) {
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == path {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// A restarted container's subPath target is reused while it shows the subPath; once the
+// subPath was replaced in the volume (here: removed and made again, as the swap race of
+// TestVolumeSubPathSwapRace left it), the stale bind, which no runtime can mount any more, is
+// taken away and the new directory bound, as the kubelet does. The mount table, not a device
+// comparison, tells that the target is mounted: the bind comes from the same file system.
+func TestPrepareSubPathRebindsAReplacedSubPath(t *testing.T) {
+	vol, root := t.TempDir(), t.TempDir()
+	sub := filepath.Join(vol, "a")
+	write := func(name string) error {
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(sub, name), []byte(name), 0o644)
+	}
+	if err := write("old"); err != nil {
+		t.Fatal(err)
+	}
+	inPrivateMountNamespace(t, func() error {
+		m := New(root)
+		target, err := m.prepareSubPath("pod-1", "data", vol, "a", "c", 0)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for n, _ := mountsAt(target); n > 0; n, _ = mountsAt(target) {
+				if unix.Unmount(target, unix.MNT_DETACH) != nil {
+					return
+				}
+			}
+		}()
+		if _, err := m.prepareSubPath("pod-1", "data", vol, "a", "c", 0); err != nil {
+			return err
+		}
+		if n, err := mountsAt(target); err != nil || n != 1 {
+			t.Errorf("after a restart with the subPath unchanged: %d mounts at the target (%v), want the one reused", n, err)
+		}
+
+		if err := os.RemoveAll(sub); err != nil {
+			return err
+		}
+		if err := write("new"); err != nil {
+			return err
+		}
+		if _, err := m.prepareSubPath("pod-1", "data", vol, "a", "c", 0); err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(target, "new")); err != nil {
+			t.Errorf("after the subPath was replaced the target does not show it: %v", err)
+		}
+		if n, err := mountsAt(target); err != nil || n != 1 {
+			t.Errorf("after the subPath was replaced: %d mounts at the target (%v), want the stale one gone", n, err)
+		}
+		return nil
+	})
 }
