@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,8 +17,12 @@ import (
 // before a restart is neither forgotten nor applied twice.
 const allocationFile = "allocated_pods_state.json"
 
-// allocationVersion tags the file's layout.
-const allocationVersion = 1
+// allocationVersion tags the layout of the checkpoint's data. Version 1 was the data alone,
+// without the checksummed envelope; it is still read, and written again as version 2.
+const (
+	allocationVersion       = 2
+	allocationLegacyVersion = 1
+)
 
 // podAllocation is what vk-cri decided and did about one pod's container resources.
 type podAllocation struct {
@@ -51,28 +54,26 @@ func newAllocationStore(path string) *allocationStore {
 	return &allocationStore{path: path, pods: map[types.UID]*podAllocation{}}
 }
 
-// load reads the store's file; a missing file is an empty store. An unreadable one is an
-// error: starting empty would take the spec's resources for the allocated ones.
+// load reads the store's file; a missing file is an empty store. A file that cannot be
+// read back (corrupt, or written by a newer vk-cri) stops vk-cri, as a corrupt allocation
+// checkpoint stops the kubelet (pkg/kubelet/allocation: "please drain this node and delete ...
+// before restarting"): starting empty would take the specs' resources for the allocated ones
+// and undo accepted resizes.
 func (s *allocationStore) load() error {
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading the allocation store: %w", err)
+		return fmt.Errorf("reading the allocation checkpoint: %w", err)
 	}
-	var st allocationState
-	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("decoding the allocation store %s: %w", s.path, err)
-	}
-	if st.Version != allocationVersion {
-		return fmt.Errorf("allocation store %s: version %d, want %d", s.path, st.Version, allocationVersion)
+	pods, err := decodeAllocationCheckpoint(data)
+	if err != nil {
+		return fmt.Errorf("could not restore the pods' allocations from %s: %w; please drain this node and delete that file before restarting vk-cri", s.path, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st.Pods != nil {
-		s.pods = st.Pods
-	}
+	s.pods = pods
 	return nil
 }
 
@@ -168,14 +169,15 @@ func (s *allocationStore) keepOnly(keep map[types.UID]bool) error {
 }
 
 func (s *allocationStore) saveLocked() error {
-	data, err := json.Marshal(allocationState{Version: allocationVersion, Pods: s.pods})
+	data, err := encodeAllocationCheckpoint(s.pods)
 	if err != nil {
-		return fmt.Errorf("encoding the allocation store: %w", err)
+		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o750); err != nil {
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("allocation store directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), filepath.Base(s.path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("writing the allocation store: %w", err)
 	}
@@ -194,5 +196,22 @@ func (s *allocationStore) saveLocked() error {
 	if err := os.Rename(tmp.Name(), s.path); err != nil {
 		return fmt.Errorf("replacing the allocation store: %w", err)
 	}
+	// The rename is durable once the directory is: without this a crash can bring the old
+	// file back (or none) after the new state was acted on.
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("syncing the allocation store's directory: %w", err)
+	}
 	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
 }

@@ -36,21 +36,50 @@ type hookTarget struct {
 	ContainerID string
 }
 
+// eventLifecycleHTTPFallback is the kubelet's warning on the pod when an HTTPS hook answered in
+// plain HTTP and the retry over HTTP succeeded (pkg/kubelet/lifecycle/handlers.go).
+const eventLifecycleHTTPFallback = "LifecycleHTTPFallback"
+
 // hookRunner runs lifecycle handlers. Exec goes through the runtime, httpGet to the pod's
 // address, sleep waits; each returns when done or when ctx ends.
 type hookRunner struct {
 	exec   func(ctx context.Context, containerID string, cmd []string) ([]byte, error)
 	podIP  func(ctx context.Context, pod *v1.Pod) (string, error)
 	client *http.Client
+	// podEvent records an event on the pod (nil: none).
+	podEvent func(pod *v1.Pod, eventType, reason, message string)
 }
 
 func newHookHTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		// The kubelet does not verify the certificates of the hooks it calls over HTTPS.
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as the kubelet does
-		DisableKeepAlives: true,
-		Proxy:             nil,
-	}}
+	return &http.Client{
+		Transport: &http.Transport{
+			// The kubelet does not verify the certificates of the hooks it calls over HTTPS.
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as the kubelet does
+			DisableKeepAlives: true,
+			Proxy:             nil,
+		},
+		CheckRedirect: hookRedirectPolicy,
+	}
+}
+
+// hookMaxRedirects is how many requests a hook makes along redirects of one host, as
+// net/http's default policy (the tenth redirect is refused).
+const hookMaxRedirects = 10
+
+// hookRedirectPolicy is the kubelet's for lifecycle hooks (its client is built with
+// pkg/probe/http's RedirectChecker(false), pkg/kubelet/kubelet.go): a redirect to another host
+// (by name or address; the port may differ) is not followed, and the redirect itself is the
+// hook's answer, which counts as success as every answer does; one to the same host is
+// followed, up to ten requests in all. Without it, a pod's server could make the node fetch any URL the
+// node reaches, its loopback included.
+func hookRedirectPolicy(req *http.Request, via []*http.Request) error {
+	if req.URL.Hostname() != via[0].URL.Hostname() {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= hookMaxRedirects {
+		return fmt.Errorf("stopped after %d redirects", hookMaxRedirects)
+	}
+	return nil
 }
 
 // run executes h for t. The message describes a failure as the kubelet's does; callers must not
@@ -116,17 +145,31 @@ func (r *hookRunner) httpGet(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 		req.Host = h
 	}
 	resp, err := r.client.Do(req)
+	discardHookResponse(resp)
 	if err != nil && u.Scheme == "https" && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
 		plain := req.Clone(ctx)
 		plain.URL.Scheme = "http"
 		plain.Header.Del("Authorization")
-		resp, err = r.client.Do(plain)
-	}
-	if resp != nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, hookResponseBodyLimit))
-		resp.Body.Close()
+		resp, plainErr := r.client.Do(plain)
+		discardHookResponse(resp)
+		if plainErr == nil {
+			err = nil
+			if r.podEvent != nil {
+				r.podEvent(pod, v1.EventTypeWarning, eventLifecycleHTTPFallback,
+					fmt.Sprintf("request to HTTPS lifecycle hook %s got HTTP response, retry with HTTP succeeded", plain.URL.Host))
+			}
+		}
 	}
 	return err
+}
+
+// discardHookResponse reads at most the hook's body limit of resp and closes it.
+func discardHookResponse(resp *http.Response) {
+	if resp == nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, hookResponseBodyLimit))
+	resp.Body.Close()
 }
 
 // hookURL builds the URL of an httpGet action; a named port is looked up in the container's ports.
@@ -187,7 +230,12 @@ func hookHeaders(in []v1.HTTPHeader) http.Header {
 
 // newHookRunner wires lifecycle hooks to the provider's runtime and pod addresses.
 func (p *Provider) newHookRunner() *hookRunner {
-	return &hookRunner{exec: p.execForHook, podIP: p.podIPForHook, client: newHookHTTPClient()}
+	return &hookRunner{
+		exec: p.execForHook, podIP: p.podIPForHook, client: newHookHTTPClient(),
+		podEvent: func(pod *v1.Pod, eventType, reason, message string) {
+			p.podEvent(pod, eventType, reason, "%s", message)
+		},
+	}
 }
 
 // execForHook runs a command in a container through the runtime, with no timeout of its own

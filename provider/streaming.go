@@ -62,10 +62,11 @@ func (p *Provider) AttachURL(ctx context.Context, pod *v1.Pod, podUID types.UID,
 
 // PortForwardURL asks the runtime where it serves port forwarding into the pod's sandbox.
 func (p *Provider) PortForwardURL(ctx context.Context, pod *v1.Pod, podUID types.UID, ports []int32) (*url.URL, error) {
-	if podUID == "" {
-		podUID = pod.UID
+	uid, err := streamPodUID(pod, podUID)
+	if err != nil {
+		return nil, err
 	}
-	rt, err := p.inspector.inspectPod(ctx, string(podUID))
+	rt, err := p.inspector.inspectPod(ctx, string(uid))
 	if err != nil {
 		return nil, err
 	}
@@ -82,15 +83,16 @@ func (p *Provider) PortForwardURL(ctx context.Context, pod *v1.Pod, podUID types
 	return url.Parse(resp.Url)
 }
 
-// runningContainerID is the runtime ID of the running instance of a container of the pod with
-// the given UID (the pod's own when empty), or "" when none runs.
+// runningContainerID is the runtime ID of the running instance of the named container of pod,
+// or "" when none runs. A UID from the request's path must be the pod's own (streamPodUID).
 func (p *Provider) runningContainerID(ctx context.Context, pod *v1.Pod, podUID types.UID, name string) (string, error) {
-	if podUID == "" {
-		podUID = pod.UID
+	uid, err := streamPodUID(pod, podUID)
+	if err != nil {
+		return "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, streamRequestTimeout)
 	defer cancel()
-	rt, err := p.inspector.inspectPod(ctx, string(podUID))
+	rt, err := p.inspector.inspectPod(ctx, string(uid))
 	if err != nil {
 		return "", err
 	}
@@ -100,6 +102,20 @@ func (p *Provider) runningContainerID(ctx context.Context, pod *v1.Pod, podUID t
 		}
 	}
 	return "", nil
+}
+
+// streamPodUID is the UID whose containers a stream of pod may reach: the pod's own. A UID in the
+// request path (/exec/{namespace}/{pod}/{uid}/{container}) that is not the named pod's is
+// refused: the runtime's containers are found by UID, so taking it as given would let a caller
+// allowed on one pod reach the containers of any other pod of the node. (The kubelet looks the
+// container up by the pod's full name and so never reaches another pod either.)
+func streamPodUID(pod *v1.Pod, requested types.UID) (types.UID, error) {
+	if requested != "" && requested != pod.UID {
+		// The streaming handlers answer 404 before they get here; this keeps the host's own
+		// contract whoever calls it.
+		return "", fmt.Errorf("pod not found: UID %q is not the UID of pod %s/%s", requested, pod.Namespace, pod.Name)
+	}
+	return pod.UID, nil
 }
 
 func containerSpec(pod *v1.Pod, name string) *v1.Container {

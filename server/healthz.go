@@ -38,7 +38,12 @@ func ServeHealthz(ctx context.Context, addr string, log *logrus.Entry, checks ..
 	if err != nil {
 		return fmt.Errorf("healthz listener: %w", err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: newStdLogger(log, logrus.DebugLevel)}
+	srv := &http.Server{Handler: mux, ErrorLog: newStdLogger(log, logrus.DebugLevel)}
+	// The kubelet's healthz port has no limits at all; vk-cri's gets the API server's, with a
+	// shorter wait for headers (a health check sends a few bytes).
+	limits := kubeletConnectionLimits()
+	limits.ReadHeader = 10 * time.Second
+	limits.apply(srv)
 	log.WithField("address", addr).Info("healthz: serving")
 	return serve(ctx, srv, func() error { return srv.Serve(l) })
 }

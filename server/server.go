@@ -23,6 +23,8 @@ type Server struct {
 	log    *logrus.Entry
 	// requests counts requests when set (WithRequestMetrics).
 	requests RequestRecorder
+	// limits bound each connection (the kubelet's by default).
+	limits connectionLimits
 }
 
 // Option configures a Server.
@@ -45,7 +47,7 @@ func New(addr string, cert CertificateSource, auth *Auth, opts ...Option) (*Serv
 	if cert == nil || auth == nil {
 		return nil, errors.New("kubelet API server needs a serving certificate and authentication")
 	}
-	s := &Server{addr: addr, cert: cert, auth: auth, routes: newRouteTable(), log: logrus.NewEntry(logrus.StandardLogger())}
+	s := &Server{addr: addr, cert: cert, auth: auth, routes: newRouteTable(), log: logrus.NewEntry(logrus.StandardLogger()), limits: kubeletConnectionLimits()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -68,14 +70,19 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubelet API listener: %w", err)
 	}
+	return s.serveOn(ctx, l)
+}
+
+// serveOn serves TLS on l until ctx ends.
+func (s *Server) serveOn(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{
-		Handler:           s.Handler(),
-		TLSConfig:         tlsConfig(s.cert),
-		ReadHeaderTimeout: 30 * time.Second,
+		Handler:   s.Handler(),
+		TLSConfig: tlsConfig(s.cert),
 		// Handshake failures (a certificate not issued yet, scanners) are logged at debug level.
 		ErrorLog: newStdLogger(s.log, logrus.DebugLevel),
 	}
-	s.log.WithFields(logrus.Fields{"address": s.addr, "routes": s.routes.patterns()}).Info("kubelet API: serving")
+	s.limits.apply(srv)
+	s.log.WithFields(logrus.Fields{"address": l.Addr().String(), "routes": s.routes.patterns()}).Info("kubelet API: serving")
 	return serve(ctx, srv, func() error { return srv.ServeTLS(l, "", "") })
 }
 

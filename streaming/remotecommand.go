@@ -38,6 +38,13 @@ func (h *remoteCommandHandler) ServeHTTP(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return
 	}
+	// A UID in the path must be the named pod's: the runtime finds containers by UID, and a
+	// caller authorised for one pod must not reach another's. The kubelet's port-forward
+	// answers a UID that is not the pod's with 404 "pod not found"; exec and attach do the same.
+	if uid != "" && pod.UID != uid {
+		writeError(w, http.StatusNotFound, "pod not found")
+		return
+	}
 	streams := Streams{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, TTY: opts.TTY}
 	var location *url.URL
 	if h.kind == execCommand {

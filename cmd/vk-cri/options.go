@@ -152,7 +152,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 		"serve the files of --system-log-dir at /logs/ on the kubelet API (authorised as nodes/log), as the kubelet serves /var/log")
 	fs.StringVar(&o.SystemLogDir, "system-log-dir", o.SystemLogDir, "directory served at /logs/ when --enable-system-log-handler is on")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "directory for vk-cri's pod data; its file system is the node's ephemeral-storage")
-	fs.BoolVar(&o.ForbidHostPath, "forbid-host-path", o.ForbidHostPath, "refuse hostPath volumes (and claims bound to hostPath volumes): such pods wait with FailedMount events")
+	fs.BoolVar(&o.ForbidHostPath, "forbid-host-path", o.ForbidHostPath, "refuse hostPath volumes and claims bound to hostPath or local persistent volumes: such pods wait with FailedMount events")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of container logs, in the kubelet's <namespace>_<pod>_<uid>/<container>/<n>.log layout")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (<root>/kubepods/[burstable|besteffort/]pod<uid>) are created; vk-cri's own by default, apart from a kubelet's /kubepods")
 	fs.BoolVar(&o.CgroupsPerQOS, "cgroups-per-qos", o.CgroupsPerQOS, "create kubepods, its QoS cgroups and each pod's cgroup with the kubelet's limits (the pod's memory limit, CFS quota, cpu shares, pids limit) before the pod's sandbox; off: the runtime creates them without limits")

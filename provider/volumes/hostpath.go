@@ -8,8 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// ErrHostPathForbidden is a hostPath volume on a node that forbids them.
-var ErrHostPathForbidden = errors.New("hostPath volumes are forbidden on this node (--forbid-host-path)")
+// ErrHostPathForbidden is a volume that is a path of the node (a hostPath volume, or a claim
+// bound to a hostPath or local persistent volume) on a node that forbids them.
+var ErrHostPathForbidden = errors.New("host path volumes (hostPath, and hostPath or local persistent volumes) are forbidden on this node (--forbid-host-path)")
 
 func (m *Manager) setUpHostPath(src *v1.HostPathVolumeSource) (*mountedVolume, error) {
 	if m.forbidHostPath {

@@ -25,9 +25,11 @@ const apiTimeout = 10 * time.Second
 
 // Manager sets up, refreshes and tears down the volumes of the pods on the node.
 type Manager struct {
-	layout         layout
-	client         kubernetes.Interface
-	mounter        mount.Interface
+	layout  layout
+	client  kubernetes.Interface
+	mounter mount.Interface
+	// binder bind-mounts subPaths from the descriptors they were checked with.
+	binder         descriptorBinder
 	forbidHostPath bool
 	noswap         bool
 	allocatable    func() v1.ResourceList
@@ -53,10 +55,16 @@ type Option func(*Manager)
 // WithClient gives the API client that reads ConfigMaps, Secrets, claims and requests tokens.
 func WithClient(c kubernetes.Interface) Option { return func(m *Manager) { m.client = c } }
 
-// WithMounter replaces the system mounter (tests use mount-utils' fake).
-func WithMounter(mt mount.Interface) Option { return func(m *Manager) { m.mounter = mt } }
+// WithMounter replaces the system mounter (tests use mount-utils' fake); subPaths are then
+// bound through it too instead of mount(2).
+func WithMounter(mt mount.Interface) Option {
+	return func(m *Manager) {
+		m.mounter = mt
+		m.binder = mounterBinder{mounter: mt}
+	}
+}
 
-// WithForbidHostPath refuses hostPath volumes (and claims bound to hostPath volumes).
+// WithForbidHostPath refuses hostPath volumes and claims bound to hostPath or local volumes.
 func WithForbidHostPath(forbid bool) Option { return func(m *Manager) { m.forbidHostPath = forbid } }
 
 // WithAllocatable gives the node's allocatable resources: the size of memory-backed volumes
@@ -90,6 +98,7 @@ func New(rootDir string, opts ...Option) *Manager {
 	m := &Manager{
 		layout:  layout{root: rootDir},
 		mounter: mount.NewWithoutSystemd(""),
+		binder:  syscallBinder{},
 		noswap:  noswapSupported(),
 		now:     time.Now,
 		jitter:  wait.Jitter,

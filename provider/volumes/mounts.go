@@ -3,6 +3,7 @@ package volumes
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -11,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/mount-utils"
 )
 
 // ExpandFunc expands $(VAR) references of a subPathExpr with the container's environment.
@@ -82,12 +84,8 @@ func propagation(mode *v1.MountPropagationMode) (runtimeapi.MountPropagation, er
 // prepareSubPath creates a missing subPath directory (with the volume's mode, special bits
 // included: an fsGroup volume's setgid and a tmpfs root's sticky bit), opens the subPath
 // without leaving the volume and bind-mounts what it opened to the container's subPath target.
-// A target mounted already (a restarted container) is reused.
 func (m *Manager) prepareSubPath(uid types.UID, volume, volumePath, sub, container string, index int) (string, error) {
 	target := m.layout.subPathTarget(uid, volume, container, index)
-	if notMnt, err := m.mounter.IsLikelyNotMountPoint(target); err == nil && !notMnt {
-		return target, nil
-	}
 	fd, err := openBeneath(volumePath, sub)
 	if errors.Is(err, unix.ENOENT) {
 		fi, serr := os.Stat(volumePath)
@@ -110,6 +108,10 @@ func (m *Manager) prepareSubPath(uid types.UID, volume, volumePath, sub, contain
 	if err := unix.Fstat(fd, &st); err != nil {
 		return "", err
 	}
+	reuse, err := m.reuseSubPathTarget(target, &st)
+	if err != nil || reuse {
+		return target, err
+	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
 		return "", err
 	}
@@ -125,10 +127,37 @@ func (m *Manager) prepareSubPath(uid types.UID, volume, volumePath, sub, contain
 		return "", err
 	}
 	// The descriptor is what was checked; mounting it (not the path) leaves no window for a
-	// swapped symlink.
-	source := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd)
-	if err := m.mounter.MountSensitiveWithoutSystemd(source, target, "", []string{"bind"}, nil); err != nil {
+	// swapped symlink (syscallBinder).
+	if err := m.binder.bindDescriptor(fd, target); err != nil {
 		return "", err
 	}
 	return target, nil
+}
+
+// reuseSubPathTarget tells whether the target of a restarted container's subPath is mounted
+// already with the subPath's file (st, as just opened). A mount of anything else (the subPath
+// was removed or replaced in the volume since) is lazily unmounted to be bound again, and so is
+// a corrupted one, as the kubelet's prepareSubpathTarget does (subpath_linux.go): a bind of a
+// removed directory would otherwise keep the container from starting for good. Mount points are
+// told from the mount table (IsMountPoint): a bind from the same file system does not show in a
+// device comparison.
+func (m *Manager) reuseSubPathTarget(target string, st *unix.Stat_t) (bool, error) {
+	mounted, err := m.mounter.IsMountPoint(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil && !mount.IsCorruptedMnt(err):
+		return false, fmt.Errorf("checking subPath target %s: %w", target, err)
+	case err == nil && !mounted:
+		return false, nil
+	case err == nil:
+		var now unix.Stat_t
+		if unix.Stat(target, &now) == nil && now.Dev == st.Dev && now.Ino == st.Ino {
+			return true, nil
+		}
+	}
+	if err := m.binder.unbind(target); err != nil {
+		return false, fmt.Errorf("unmounting stale subPath target %s: %w", target, err)
+	}
+	return false, nil
 }

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/types"
@@ -193,5 +195,79 @@ func TestPrepareSubPathKeepsTheVolumesSpecialBits(t *testing.T) {
 	}
 	if st := fi.Sys().(*syscall.Stat_t); root && st.Gid != gid {
 		t.Errorf("subPath directory group %d, want %d", st.Gid, gid)
+	}
+}
+
+// swapper keeps replacing vol/name by a directory holding "file" and by a symlink to outside
+// (which holds its own "file"), as a container racing the node does, until stop is closed.
+func swapper(t *testing.T, vol, name, outside string, stop <-chan struct{}) <-chan struct{} {
+	t.Helper()
+	done := make(chan struct{})
+	p := filepath.Join(vol, name)
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = os.RemoveAll(p)
+			if i%2 == 0 {
+				// The directory appears whole, file included.
+				tmp := p + ".new"
+				_ = os.RemoveAll(tmp)
+				if os.Mkdir(tmp, 0o755) == nil && os.WriteFile(filepath.Join(tmp, "file"), []byte("volume"), 0o644) == nil {
+					_ = os.Rename(tmp, p)
+				}
+			} else {
+				_ = os.Symlink(outside, p)
+			}
+		}
+	}()
+	return done
+}
+
+// Under a racing swap of a directory and a symlink out of the volume, the walk opens the
+// volume's file or fails; it never opens the outside one, and never creates anything outside.
+func TestSafeWalkUnderARacingSwap(t *testing.T) {
+	vol, outside := hostileVolume(t)
+	if err := os.WriteFile(filepath.Join(outside, "file"), []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	openRace := swapper(t, vol, "x", outside, stop)
+	mkdirRace := swapper(t, vol, "y", outside, stop)
+	stopSwapping := sync.OnceFunc(func() {
+		close(stop)
+		<-openRace
+		<-mkdirRace
+	})
+	defer stopSwapping()
+	// Until both sides of the swap were met often enough, or the deadline passes.
+	const enough = 100
+	deadline := time.Now().Add(30 * time.Second)
+	inside, refused := 0, 0
+	for i := 0; (inside < enough || refused < enough) && time.Now().Before(deadline); i++ {
+		fd, err := openBeneath(vol, "x/file")
+		if err == nil {
+			data, rerr := os.ReadFile(descriptorPath("self", fd))
+			unix.Close(fd)
+			if rerr == nil && string(data) != "volume" {
+				t.Fatalf("attempt %d opened %q: a file outside the volume", i, data)
+			}
+			inside++
+		} else if errors.Is(err, unix.EXDEV) {
+			refused++
+		}
+		_ = makeDirBeneath(vol, "y/made/here", 0o755)
+	}
+	stopSwapping()
+	if _, err := os.Stat(filepath.Join(outside, "made")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the walk created a directory outside the volume (%v)", err)
+	}
+	t.Logf("opened inside %d times, refused the symlink %d times", inside, refused)
+	if inside < enough || refused < enough {
+		t.Errorf("the race never met one side of the swap (inside %d, refused %d)", inside, refused)
 	}
 }

@@ -95,6 +95,11 @@ func (m *Manager) setUpPersistentVolume(pod *v1.Pod, name string, pv *v1.Persist
 		mv.ReadOnly = readOnly
 		return mv, nil
 	case pv.Spec.Local != nil:
+		// A local volume is a directory of the node as much as a hostPath is: a claim bound to
+		// one must not reach the node's files where hostPath volumes may not.
+		if m.forbidHostPath {
+			return nil, fmt.Errorf("local volume %s at %s: %w", pv.Name, pv.Spec.Local.Path, ErrHostPathForbidden)
+		}
 		if _, err := hostPathKind(pv.Spec.Local.Path); err != nil {
 			return nil, fmt.Errorf("local volume %s: %w", pv.Name, err)
 		}

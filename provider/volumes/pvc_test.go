@@ -2,6 +2,7 @@ package volumes
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -60,6 +61,41 @@ func TestSetUpLocalClaimReadOnlyAndFSGroup(t *testing.T) {
 				if got := int64(fi.Sys().(*syscall.Stat_t).Gid) == group; got != tc.wantGroup {
 					t.Errorf("%s has the fsGroup: %v, want %v", p, got, tc.wantGroup)
 				}
+			}
+		})
+	}
+}
+
+// --forbid-host-path covers claims: a local persistent volume, like a hostPath one, is a path
+// of the node, and neither is set up (nor its path's ownership changed) on a node that forbids
+// them; the error names the volume.
+func TestForbiddenHostPathCoversPersistentVolumes(t *testing.T) {
+	for _, kind := range []string{"local", "hostPath"} {
+		t.Run(kind, func(t *testing.T) {
+			path := t.TempDir()
+			claim, pv := boundLocalClaim(path)
+			if kind == "hostPath" {
+				pv.Spec.Local = nil
+				pv.Spec.HostPath = &v1.HostPathVolumeSource{Path: path}
+			}
+			client, _ := tokenClient(claim, pv)
+			m := New(t.TempDir(), WithClient(client), WithMounter(mount.NewFakeMounter(nil)), WithForbidHostPath(true))
+			pod := testPod(v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "claim"}}})
+			group := int64(4321)
+			pod.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: &group}
+			errs := m.SetUp(context.Background(), pod).errs()
+			if len(errs) != 1 || !errors.Is(errs[0], ErrHostPathForbidden) {
+				t.Fatalf("set-up errors %v, want one ErrHostPathForbidden", errs)
+			}
+			var pvErr *persistentVolumeError
+			if !errors.As(errs[0], &pvErr) || pvErr.PV != "local-pv" {
+				t.Errorf("error %v does not name the persistent volume", errs[0])
+			}
+			if _, ok := m.store.volume(pod.UID, "data"); ok {
+				t.Error("a forbidden persistent volume was set up")
+			}
+			if fi, err := os.Stat(path); err != nil || int64(fi.Sys().(*syscall.Stat_t).Gid) == group {
+				t.Errorf("the forbidden volume's directory took the fsGroup (%v)", err)
 			}
 		})
 	}
