@@ -276,44 +276,21 @@ func kubeletPodCgroup(pod *v1.Pod, model podCgroupModel) podCgroupReadback {
 		r := cm.ReadbackOf(model.Read)
 		return podCgroupReadback{shares: r.Shares, cpuLimit: r.CPULimit, memoryLimit: r.MemoryLimit}
 	}
-	requests := resourcehelper.PodRequests(pod, podResourceOptions)
-	limits := resourcehelper.PodLimits(pod, podResourceOptions)
-	cpuDeclared, memDeclared := true, true
-	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if list[i].Resources.Limits.Cpu().IsZero() {
-				cpuDeclared = false
-			}
-			if list[i].Resources.Limits.Memory().IsZero() {
-				memDeclared = false
-			}
-		}
+	// The values the kubelet writes are cm's (the pod cgroup vk-cri itself makes); what the
+	// model adds is how the host's cgroup files give them back.
+	rb := cm.ReadbackOf(cm.PodResourceConfig(pod, cm.DefaultPodOptions()))
+	r := podCgroupReadback{shares: rb.Shares, cpuLimit: rb.CPULimit}
+	if model.V2 && r.shares != nil {
+		shares := sharesThroughWeight(*r.shares)
+		r.shares = &shares
 	}
-	if resourcehelper.IsPodLevelResourcesSet(pod) {
-		cpuDeclared = cpuDeclared || !pod.Spec.Resources.Limits.Cpu().IsZero()
-		memDeclared = memDeclared || !pod.Spec.Resources.Limits.Memory().IsZero()
-	}
-	shares := int64(minShares)
-	qos := podQOS(pod)
-	if qos != v1.PodQOSBestEffort {
-		shares = milliCPUToShares(requests.Cpu().MilliValue())
-	}
-	if model.V2 {
-		shares = sharesThroughWeight(shares)
-	}
-	r := podCgroupReadback{shares: &shares}
-	limitCPU := qos == v1.PodQOSGuaranteed || (qos == v1.PodQOSBurstable && cpuDeclared)
-	if quota := milliCPUToQuota(limits.Cpu().MilliValue()); limitCPU && quota > 0 {
-		r.cpuLimit = resource.NewMilliQuantity(quotaToMilliCPU(quota, cfsPeriod), resource.DecimalSI)
-	}
-	limitMemory := qos == v1.PodQOSGuaranteed || (qos == v1.PodQOSBurstable && memDeclared)
-	switch mem := limits.Memory().Value(); {
-	case limitMemory && mem > 0:
+	switch {
+	case rb.MemoryLimit != nil:
 		page := model.PageSize
 		if page <= 0 {
 			page = 4096
 		}
-		r.memoryLimit = resource.NewQuantity(mem/page*page, resource.BinarySI)
+		r.memoryLimit = resource.NewQuantity(rb.MemoryLimit.Value()/page*page, resource.BinarySI)
 	case !model.V2:
 		r.memoryLimit = resource.NewQuantity(cgroupV1Unlimited, resource.BinarySI)
 	}
