@@ -11,15 +11,21 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // probedContainer runs until killed and ignores SIGTERM, so that a kill for a failed probe
-// lasts the probe's own terminationGracePeriodSeconds, not the pod's.
+// lasts the probe's own terminationGracePeriodSeconds, not the pod's. It requests some CPU: a
+// BestEffort pod's cgroup has the kubelet's 2 cpu.shares, so on a loaded machine its exec probes
+// (sh, nc, head, grep started in the container) starve past their timeout, on vk-cri since it
+// makes pod cgroups as on the kubelet.
 func probedContainer(name string) v1.Container {
-	return busybox(name, "trap '' TERM; while true; do sleep 1; done")
+	c := busybox(name, "trap '' TERM; while true; do sleep 1; done")
+	c.Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}
+	return c
 }
 
 // probe runs every second. Its timeout is generous: an exec probe (runc exec, then nc) on a
