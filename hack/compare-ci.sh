@@ -24,7 +24,20 @@ trap cleanup EXIT
 
 mkdir -p "$REPO_DIR/_output"
 log "comparing the matching scenarios of test/compare on $NODE (vk-cri) and ref (kubelet)"
+out="$REPO_DIR/_output"
+rc=0
 phase "compare corpus" "$REPO_DIR/bin/vk-cri" compare --kubeconfig "$KUBECONFIG" --node-a "$NODE" --node-b ref \
   --scenarios "$REPO_DIR/test/compare" --only-matching --parallel "${COMPARE_PARALLEL:-4}" \
   --retries "${COMPARE_RETRIES:-1}" \
-  --out "$REPO_DIR/_output/compare-matching.json"
+  --out "$out/compare-matching.json" --html "$out/compare-report.html" --junit "$out/compare-junit.xml" || rc=$?
+
+# The report of this very run, rendered by a real browser, must show the JSON's score and counts
+# (compare/htmlreport_chromium_test.go). Exit 2 from compare (could not compare) may leave no
+# result to render.
+if [[ -s "$out/compare-matching.json" && -s "$out/compare-report.html" ]]; then
+  ensure_apt_packages chromium-headless-shell
+  phase "compare report in headless Chromium" env VKCRI_CHROMIUM_REQUIRED=1 \
+    VKCRI_REPORT_JSON="$out/compare-matching.json" VKCRI_REPORT_HTML="$out/compare-report.html" \
+    "${GO:-go}" test -count=1 -run '^TestHTMLReportRendersInChromium$' "$REPO_DIR/compare"
+fi
+exit "$rc"

@@ -20,6 +20,8 @@ type compareOptions struct {
 	scenarios      string
 	run            string
 	out            string
+	html           string
+	junit          string
 	parallel       int
 	retries        int
 	onlyMatching   bool
@@ -39,17 +41,23 @@ same time, each in a fresh namespace with its pods pinned to the node, records w
 (status timelines from a watch, events, logs, exec outputs, deletion times), normalises away what
 is volatile (times, UIDs, IPs, node names, namespaces, IDs) and diffs the two records.
 
-Lines starting with "-" are node A's, lines starting with "+" node B's. The run exits non-zero
-when a scenario differs or cannot be run; with --only-matching, scenarios marked "known" are
-skipped and only the others count.
+Lines starting with "-" are node A's, lines starting with "+" node B's. With --only-matching,
+scenarios marked "known" are skipped and only the others count. --html writes a self-contained
+report (both nodes' timelines side by side, the differences highlighted), --junit JUnit XML; "vk-cri
+compare report" makes both from a saved --out file.
+
+Exit status: 0 when every scenario matched, 1 when a scenario differs (and every one could be
+run), 2 when the comparison could not be made: a scenario could not be run on a node, the nodes
+or the scenarios could not be read, or the run was interrupted.
 
 --check only loads and validates the scenario files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCompare(cmd, o)
 		},
+		SilenceUsage: true,
 	}
-	cmd.AddCommand(newCompareFlakesCommand())
+	cmd.AddCommand(newCompareFlakesCommand(), newCompareReportCommand())
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig with the rights to manage namespaces, pods, pods/exec, pods/log, events (default $KUBECONFIG)")
 	f.StringVar(&o.nodeA, "node-a", "", "node A (its lines are marked -)")
@@ -57,6 +65,8 @@ skipped and only the others count.
 	f.StringVar(&o.scenarios, "scenarios", "test/compare", "directory of scenario files, searched recursively")
 	f.StringVar(&o.run, "run", "", "only run scenarios whose category/name matches this regular expression")
 	f.StringVar(&o.out, "out", "", "write the whole result (both records and the diffs) as JSON to this file")
+	f.StringVar(&o.html, "html", "", "write a self-contained HTML report to this file")
+	f.StringVar(&o.junit, "junit", "", "write the outcome as JUnit XML to this file")
 	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once (each on both nodes)")
 	f.IntVar(&o.retries, "retries", 0, "run a scenario that differs or cannot run up to this many more times before its outcome stands (earlier attempts are reported)")
 	f.BoolVar(&o.onlyMatching, "only-matching", false, "skip scenarios marked known; fail only if another one differs")
@@ -67,54 +77,80 @@ skipped and only the others count.
 	return cmd
 }
 
+// runCompare runs the comparison; every error it returns carries the exit status that tells
+// "differs" (1) from "could not compare" (2).
 func runCompare(cmd *cobra.Command, o *compareOptions) error {
+	res, err := compareScenarios(cmd, o)
+	if err != nil {
+		return exitWith(exitCouldNotCompare, err)
+	}
+	if res == nil { // --check
+		return nil
+	}
+	if err := writeReports(res, o.out, o.html, o.junit, cmd.OutOrStdout()); err != nil {
+		return exitWith(exitCouldNotCompare, err)
+	}
+	if cmd.Context().Err() != nil {
+		return exitWith(exitCouldNotCompare, fmt.Errorf("interrupted: %w", cmd.Context().Err()))
+	}
+	if len(res.Summary.Errors) > 0 {
+		return exitWith(exitCouldNotCompare, fmt.Errorf("%d scenarios could not be run (%s)", len(res.Summary.Errors), res.ScoreLine()))
+	}
+	if res.Failed() {
+		return exitWith(exitDiffers, fmt.Errorf("scenarios differ (%s)", res.ScoreLine()))
+	}
+	return nil
+}
+
+// compareScenarios loads the scenarios and runs them on both nodes (nil result: --check).
+func compareScenarios(cmd *cobra.Command, o *compareOptions) (*compare.Result, error) {
 	all, err := compare.LoadDir(o.scenarios)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var re *regexp.Regexp
 	if o.run != "" {
 		if re, err = regexp.Compile(o.run); err != nil {
-			return fmt.Errorf("--run: %w", err)
+			return nil, fmt.Errorf("--run: %w", err)
 		}
 	}
 	selected := compare.Select(all, re)
 	if len(selected) == 0 {
-		return fmt.Errorf("--run %q selects none of the %d scenarios", o.run, len(all))
+		return nil, fmt.Errorf("--run %q selects none of the %d scenarios", o.run, len(all))
 	}
 	out := cmd.OutOrStdout()
 	if o.check {
 		fmt.Fprintf(out, "%d scenarios valid (%d selected)\n", len(all), len(selected))
-		return nil
+		return nil, nil
 	}
 	if o.nodeA == "" || o.nodeB == "" {
-		return errors.New("--node-a and --node-b are required")
+		return nil, errors.New("--node-a and --node-b are required")
 	}
 	if o.retries < 0 {
-		return errors.New("--retries must not be negative")
+		return nil, errors.New("--retries must not be negative")
 	}
 	if o.parallel < 1 {
-		return errors.New("--parallel must be at least 1")
+		return nil, errors.New("--parallel must be at least 1")
 	}
 
 	logger := logrus.New()
 	logger.SetOutput(os.Stderr)
 	lvl, err := logrus.ParseLevel(o.logLevel)
 	if err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	logger.SetLevel(lvl)
 	logger.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
 
 	cfg, err := restConfig(o.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
+		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	cfg.UserAgent = "vk-cri-compare/" + version
 	cfg.QPS, cfg.Burst = 50, 100
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
+		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	r := &compare.Runner{
 		Client:         client,
@@ -127,21 +163,9 @@ func runCompare(cmd *cobra.Command, o *compareOptions) error {
 	}
 	ctx := cmd.Context()
 	if err := r.CheckNodes(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	res := r.RunAll(ctx, selected, compare.RunOptions{Run: re, OnlyMatching: o.onlyMatching, Parallel: o.parallel, Report: out, Retries: o.retries}, o.scenarios)
 	compare.PrintSummary(out, res)
-	if o.out != "" {
-		if err := res.WriteJSON(o.out); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		fmt.Fprintf(out, "result written to %s\n", o.out)
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if res.Failed() {
-		return fmt.Errorf("scenarios differ (%s)", res.ScoreLine())
-	}
-	return nil
+	return res, nil
 }

@@ -18,6 +18,6 @@ func main() {
 	defer stop()
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "vk-cri:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

@@ -105,6 +105,19 @@ phase_end() {
   unset "_PHASE_T0[$1]" "_PHASE_OUTER[$1]"
 }
 
+# ensure_apt_packages PKG...: installs with apt-get those of the Debian packages that are not
+# installed yet, as one recorded phase.
+ensure_apt_packages() {
+  local missing=() p
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  (( ${#missing[@]} )) || return 0
+  log "installing ${missing[*]} with apt-get"
+  phase_begin "apt-get install ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  phase_end "apt-get install ${missing[*]}"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Local stack (containerd.sh, pki.sh, control-plane.sh, stack-up.sh, stack-down.sh).
 LOG_DIR="$STACK_DIR/logs"
