@@ -31,13 +31,15 @@ const (
 
 // ScenarioResult is everything about one scenario.
 type ScenarioResult struct {
-	Name        string  `json:"name"`
-	Category    string  `json:"category"`
-	File        string  `json:"file"`
-	Description string  `json:"description"`
-	Known       *Known  `json:"known,omitempty"`
-	Status      Status  `json:"status"`
-	Seconds     float64 `json:"seconds"`
+	Name        string `json:"name"`
+	Category    string `json:"category"`
+	File        string `json:"file"`
+	Description string `json:"description"`
+	Known       *Known `json:"known,omitempty"`
+	// Digest is the scenario file's SHA-256 (Scenario.Digest).
+	Digest  string  `json:"digest,omitempty"`
+	Status  Status  `json:"status"`
+	Seconds float64 `json:"seconds"`
 	// Diffs between A and B; empty when they match.
 	Diffs []Diff      `json:"diffs"`
 	A     *SideRecord `json:"a,omitempty"`
@@ -123,6 +125,8 @@ type Summary struct {
 	Skipped     []string `json:"skipped"`
 	// MatchedOnRetry lists the scenarios that matched only after differing or failing first.
 	MatchedOnRetry []string `json:"matchedOnRetry"`
+	// Recorded counts the scenarios recorded for a baseline (compare record).
+	Recorded int `json:"recorded,omitempty"`
 }
 
 // Summarize fills in the summary from the scenario results.
@@ -150,6 +154,8 @@ func (r *Result) Summarize() {
 			s.Errors = append(s.Errors, id)
 		case StatusSkipped:
 			s.Skipped = append(s.Skipped, id)
+		case StatusRecorded:
+			s.Recorded++
 		}
 	}
 	r.Summary = s
@@ -167,6 +173,9 @@ func (r *Result) Failed() bool {
 
 // ScoreLine is the summary line: "matching N/M scenarios".
 func (r *Result) ScoreLine() string {
+	if r.Summary.Recorded > 0 {
+		return fmt.Sprintf("recorded %d/%d scenarios", r.Summary.Recorded, r.Summary.Ran)
+	}
 	return fmt.Sprintf("matching %d/%d scenarios", r.Summary.Matching, r.Summary.Ran)
 }
 
@@ -187,6 +196,10 @@ func PrintHeader(w io.Writer, nodeA, nodeB string) {
 // PrintScenario prints one scenario's outcome and its diffs, after those of earlier attempts.
 func PrintScenario(w io.Writer, r *ScenarioResult) {
 	id := r.Category + "/" + r.Name
+	if r.Status == StatusRecorded {
+		fmt.Fprintf(w, "=== %s: recorded (%.0fs, %d runs)\n", id, r.Seconds, len(r.EarlierAttempts)+1)
+		return
+	}
 	for i, a := range r.EarlierAttempts {
 		fmt.Fprintf(w, "=== %s: attempt %d: %s (%.0fs), run again\n", id, i+1, a.Status, a.Seconds)
 		if a.ErrorA != "" {

@@ -36,6 +36,12 @@ type Runner struct {
 	// KeepNamespaces leaves the namespaces behind, for debugging.
 	KeepNamespaces bool
 	Log            logrus.FieldLogger
+	// Baseline, when set, holds node B's recorded records by scenario ID (BaselineOf): only
+	// node A runs, and is compared with them.
+	Baseline map[string]*ScenarioResult
+	// RecordRuns, when positive, makes RunAll record the scenarios on node B alone, this many
+	// runs each (compare record), instead of comparing.
+	RecordRuns int
 }
 
 // RunOptions select and report scenarios.
@@ -66,9 +72,17 @@ func Select(all []*Scenario, run *regexp.Regexp) []*Scenario {
 	return out
 }
 
-// CheckNodes fails when a node does not exist and warns when it is not Ready.
+// CheckNodes fails when a node that runs scenarios does not exist and warns when it is not
+// Ready: both nodes, node A alone against a baseline, node B alone when recording.
 func (r *Runner) CheckNodes(ctx context.Context) error {
-	for _, n := range []string{r.NodeA, r.NodeB} {
+	nodes := []string{r.NodeA, r.NodeB}
+	switch {
+	case r.RecordRuns > 0:
+		nodes = []string{r.NodeB}
+	case r.Baseline != nil:
+		nodes = []string{r.NodeA}
+	}
+	for _, n := range nodes {
 		node, err := r.Client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n, err)
@@ -83,7 +97,7 @@ func (r *Runner) CheckNodes(ctx context.Context) error {
 			r.log().Warnf("node %s is not Ready: its pods may never start", n)
 		}
 	}
-	if r.NodeA == r.NodeB {
+	if len(nodes) == 2 && r.NodeA == r.NodeB {
 		r.log().Warnf("--node-a and --node-b are the same node %s", r.NodeA)
 	}
 	return nil
@@ -105,7 +119,14 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []*Scenario, opts RunOpti
 		res.Run = opts.Run.String()
 	}
 	if opts.Report != nil {
-		PrintHeader(opts.Report, r.NodeA, r.NodeB)
+		switch {
+		case r.RecordRuns > 0:
+			fmt.Fprintf(opts.Report, "recording a baseline on node %s (%d runs of each scenario)\n", r.NodeB, r.RecordRuns)
+		case r.Baseline != nil:
+			fmt.Fprintf(opts.Report, "comparing A = node %s (lines -) with the baseline recorded on node %s (lines +)\n", r.NodeA, r.NodeB)
+		default:
+			PrintHeader(opts.Report, r.NodeA, r.NodeB)
+		}
 	}
 	results := make([]*ScenarioResult, len(scenarios))
 	done := make([]chan struct{}, len(scenarios))
@@ -130,7 +151,11 @@ func (r *Runner) RunAll(ctx context.Context, scenarios []*Scenario, opts RunOpti
 			}
 			go func() {
 				defer func() { <-sem }()
-				results[i] = r.runWithRetries(ctx, sc, opts.Retries)
+				if r.RecordRuns > 0 {
+					results[i] = r.recordScenario(ctx, sc, r.RecordRuns)
+				} else {
+					results[i] = r.runWithRetries(ctx, sc, opts.Retries)
+				}
 				close(done[i])
 			}()
 		}
@@ -156,8 +181,13 @@ func (r *Runner) runWithRetries(ctx context.Context, sc *Scenario, retries int) 
 		earlier = append(earlier, attemptOf(res))
 		r.log().WithFields(logrus.Fields{"scenario": sc.ID(), "status": res.Status, "attempt": n + 2}).Warn("running the scenario again")
 		res = r.RunScenario(ctx, sc)
-		// The reference node's own spread between the runs widens the comparison of this one.
-		res.DecideWith(sc.Compare, historyOf(earlier))
+		// The reference node's own spread between the runs (and the baseline's runs) widens the
+		// comparison of this one.
+		hist := earlier
+		if b, ok := r.Baseline[sc.ID()]; ok {
+			hist = append(append([]Attempt{}, b.EarlierAttempts...), earlier...)
+		}
+		res.DecideWith(sc.Compare, historyOf(hist))
 	}
 	res.EarlierAttempts = earlier
 	return res
@@ -167,49 +197,25 @@ func retryable(s Status) bool { return s == StatusDiffer || s == StatusError }
 
 func interrupted(sc *Scenario, err error) *ScenarioResult {
 	msg := "not run: " + err.Error()
-	return &ScenarioResult{Name: sc.Name, Category: sc.Category, File: sc.File, Description: sc.Description, Known: sc.Known,
+	return &ScenarioResult{Name: sc.Name, Category: sc.Category, File: sc.File, Description: sc.Description, Known: sc.Known, Digest: sc.Digest,
 		Status: StatusError, Diffs: []Diff{}, A: &SideRecord{Error: msg}, B: &SideRecord{Error: msg}}
 }
 
 func skipped(sc *Scenario) *ScenarioResult {
-	return &ScenarioResult{Name: sc.Name, Category: sc.Category, File: sc.File, Description: sc.Description, Known: sc.Known, Status: StatusSkipped, Diffs: []Diff{}}
+	return &ScenarioResult{Name: sc.Name, Category: sc.Category, File: sc.File, Description: sc.Description, Known: sc.Known, Digest: sc.Digest, Status: StatusSkipped, Diffs: []Diff{}}
 }
 
-// RunScenario runs one scenario on both nodes at once and compares the two records.
+// RunScenario runs one scenario on both nodes at once and compares the two records; with a
+// Baseline, it runs node A alone and compares its record with the baseline's (baseline.go).
 func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) *ScenarioResult {
-	start := time.Now()
-	log := r.log().WithField("scenario", sc.ID())
-	log.Info("running")
-	res := &ScenarioResult{Name: sc.Name, Category: sc.Category, File: sc.File, Description: sc.Description, Known: sc.Known}
-	bar := newBarrier()
-	sides := []*side{
-		r.newSide(sc, 0, r.NodeA, log),
-		r.newSide(sc, 1, r.NodeB, log),
+	var res *ScenarioResult
+	if r.Baseline != nil {
+		res = r.againstBaseline(ctx, sc)
+	} else {
+		res = r.runSides(ctx, sc, true, true)
+		res.Decide(sc.Compare)
 	}
-	var wg sync.WaitGroup
-	for _, s := range sides {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.run(ctx, bar)
-		}()
-	}
-	wg.Wait()
-
-	// Normalise both records with everything volatile from both sides, so that normalisation
-	// is the same for A and B.
-	vol := Volatile{Nodes: []string{r.NodeA, r.NodeB}}
-	for _, s := range sides {
-		vol.Namespaces = append(vol.Namespaces, s.ns)
-		vol.UIDs = append(vol.UIDs, s.uids...)
-	}
-	for _, s := range sides {
-		NormalizeRecord(s.rec, vol)
-	}
-	res.A, res.B = sides[0].rec, sides[1].rec
-	res.Decide(sc.Compare)
-	res.Seconds = roundSeconds(time.Since(start))
-	log.WithField("status", res.Status).Infof("done in %.0fs", res.Seconds)
+	r.log().WithFields(logrus.Fields{"scenario": sc.ID(), "status": res.Status}).Infof("done in %.0fs", res.Seconds)
 	return res
 }
 

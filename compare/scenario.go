@@ -35,11 +35,14 @@ type Scenario struct {
 	Category    string
 	Description string
 	Known       *Known
-	Timeout     time.Duration
-	Compare     CompareOptions
-	Objects     []runtime.Object
-	Pods        []*v1.Pod
-	Steps       []Step
+	// Digest is the SHA-256 of the scenario's file: a baseline recorded from another version
+	// of the file is not compared with.
+	Digest  string
+	Timeout time.Duration
+	Compare CompareOptions
+	Objects []runtime.Object
+	Pods    []*v1.Pod
+	Steps   []Step
 
 	// added holds, per pod, the ephemeral containers earlier update steps add, so that later
 	// steps may name them.

@@ -5,6 +5,7 @@ package compare
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,7 +140,8 @@ func Parse(path string, data []byte) (*Scenario, error) {
 			return nil, fe
 		}
 	}
-	s := &Scenario{File: path, Name: f.Name, Category: f.Category, Description: strings.TrimSpace(f.Description), Known: f.Known, Timeout: DefaultScenarioTimeout}
+	s := &Scenario{File: path, Name: f.Name, Category: f.Category, Description: strings.TrimSpace(f.Description), Known: f.Known, Timeout: DefaultScenarioTimeout,
+		Digest: fmt.Sprintf("sha256:%x", sha256.Sum256(data))}
 
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 	switch {

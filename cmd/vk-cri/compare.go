@@ -21,6 +21,8 @@ type compareOptions struct {
 	run            string
 	out            string
 	html           string
+	baseline       string
+	recordRuns     int
 	junit          string
 	parallel       int
 	retries        int
@@ -57,7 +59,7 @@ or the scenarios could not be read, or the run was interrupted.
 		},
 		SilenceUsage: true,
 	}
-	cmd.AddCommand(newCompareFlakesCommand(), newCompareReportCommand())
+	cmd.AddCommand(newCompareFlakesCommand(), newCompareReportCommand(), newCompareRecordCommand())
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig with the rights to manage namespaces, pods, pods/exec, pods/log, events (default $KUBECONFIG)")
 	f.StringVar(&o.nodeA, "node-a", "", "node A (its lines are marked -)")
@@ -65,6 +67,7 @@ or the scenarios could not be read, or the run was interrupted.
 	f.StringVar(&o.scenarios, "scenarios", "test/compare", "directory of scenario files, searched recursively")
 	f.StringVar(&o.run, "run", "", "only run scenarios whose category/name matches this regular expression")
 	f.StringVar(&o.out, "out", "", "write the whole result (both records and the diffs) as JSON to this file")
+	f.StringVar(&o.baseline, "baseline", "", "compare node A with this baseline (made by 'vk-cri compare record') instead of running node B")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report to this file")
 	f.StringVar(&o.junit, "junit", "", "write the outcome as JUnit XML to this file")
 	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once (each on both nodes)")
@@ -123,8 +126,25 @@ func compareScenarios(cmd *cobra.Command, o *compareOptions) (*compare.Result, e
 		fmt.Fprintf(out, "%d scenarios valid (%d selected)\n", len(all), len(selected))
 		return nil, nil
 	}
-	if o.nodeA == "" || o.nodeB == "" {
-		return nil, errors.New("--node-a and --node-b are required")
+	var baseline *compare.Result
+	switch {
+	case o.recordRuns > 0:
+		if o.nodeB == "" {
+			return nil, errors.New("--node is required")
+		}
+	case o.baseline != "" && o.nodeB != "":
+		return nil, errors.New("--baseline and --node-b exclude each other")
+	case o.baseline != "":
+		rs, err := compare.ReadResults([]string{o.baseline})
+		if err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+		baseline = rs[0]
+	case o.nodeA == "" || o.nodeB == "":
+		return nil, errors.New("--node-a and --node-b (or --baseline) are required")
+	}
+	if o.nodeA == "" && o.recordRuns == 0 {
+		return nil, errors.New("--node-a is required")
 	}
 	if o.retries < 0 {
 		return nil, errors.New("--retries must not be negative")
@@ -160,6 +180,13 @@ func compareScenarios(cmd *cobra.Command, o *compareOptions) (*compare.Result, e
 		Settle:         o.settle,
 		KeepNamespaces: o.keepNamespaces,
 		Log:            logger,
+		RecordRuns:     o.recordRuns,
+	}
+	if baseline != nil {
+		if r.Baseline, err = compare.BaselineOf(baseline); err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+		r.NodeB = baseline.NodeB
 	}
 	ctx := cmd.Context()
 	if err := r.CheckNodes(ctx); err != nil {
