@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +23,7 @@ import (
 // compareCLIScenario is a scenario that keeps its pod running for minutes: long enough to be
 // interrupted while it runs, and short enough to finish on its own when it is not.
 const compareCLIScenario = `name: sleeper
-category: cli
+category: lifecycle
 description: A pod that runs until the scenario's wait times out.
 pods:
   - apiVersion: v1
@@ -63,9 +64,16 @@ func TestCompareInterruptedLeavesNoNamespace(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	sel := metav1.ListOptions{LabelSelector: "vk-cri.io/compare=sleeper"}
 	// Interrupt once both sides' pods run.
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-exited:
+			return false, fmt.Errorf("compare exited before it was interrupted: %v", err)
+		default:
+		}
 		nss, err := s.kube.CoreV1().Namespaces().List(ctx, sel)
 		if err != nil || len(nss.Items) != 2 {
 			return false, nil
@@ -85,7 +93,7 @@ func TestCompareInterruptedLeavesNoNamespace(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err = <-exited
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
 		t.Errorf("interrupted compare: %v, want exit status 2\n%s", err, stderr.String())
