@@ -40,4 +40,19 @@ if [[ -s "$out/compare-matching.json" && -s "$out/compare-report.html" ]]; then
     VKCRI_REPORT_JSON="$out/compare-matching.json" VKCRI_REPORT_HTML="$out/compare-report.html" \
     "${GO:-go}" test -count=1 -run '^TestHTMLReportRendersInChromium$' "$REPO_DIR/compare"
 fi
+
+# The same node against the baseline of the kubelet shipped in the repo (no reference node): a
+# part of the corpus must get the live run's verdicts (compare/baseline_live_test.go).
+baseline=${COMPARE_BASELINE:-$REPO_DIR/test/compare/baselines/kubelet-v1.37.2.json}
+if (( rc == 0 )) && [[ -f "$baseline" ]]; then
+  phase "compare against the shipped baseline" "$REPO_DIR/bin/vk-cri" compare --kubeconfig "$KUBECONFIG" \
+    --node-a "$NODE" --baseline "$baseline" --scenarios "$REPO_DIR/test/compare" --only-matching \
+    --run "${COMPARE_BASELINE_RUN:-^(lifecycle|probes|volumes|hooks|termination|env|security|failures)/[a-c]}" \
+    --parallel "${COMPARE_PARALLEL:-4}" --retries "${COMPARE_RETRIES:-1}" --out "$out/compare-baseline.json" || rc=$?
+  if [[ -s "$out/compare-baseline.json" ]]; then
+    phase "baseline verdicts = live verdicts" env VKCRI_LIVE_RESULT="$out/compare-matching.json" \
+      VKCRI_BASELINE_RESULT="$out/compare-baseline.json" \
+      "${GO:-go}" test -count=1 -run '^TestBaselineVerdictsAgreeWithTheLiveRun$' "$REPO_DIR/compare" || rc=$?
+  fi
+fi
 exit "$rc"
