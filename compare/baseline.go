@@ -88,7 +88,7 @@ func (r *Runner) runSides(ctx context.Context, sc *Scenario, runA, runB bool) *S
 	res := &ScenarioResult{Name: sc.Name, Category: sc.Category, File: sc.File, Description: sc.Description, Known: sc.Known, Digest: sc.Digest}
 	bar := newBarrier()
 	var sides []*side
-	vol := Volatile{}
+	vol := Volatile{Registry: r.ImageRegistry}
 	for i, on := range []bool{runA, runB} {
 		node := []string{r.NodeA, r.NodeB}[i]
 		if !on {

@@ -85,6 +85,10 @@ type Volatile struct {
 	Namespaces []string // replaced anywhere by <namespace>
 	Nodes      []string // replaced by <node> where not part of a longer alphanumeric word
 	UIDs       []string // replaced anywhere by <uid>
+	// Registry is the registry the scenarios' images were retargeted to (--image-registry):
+	// written back as the corpus's own (CorpusRegistry) before anything else, so that a record
+	// does not depend on which registry served the images.
+	Registry string
 }
 
 // Placeholders written by NormalizeText.
@@ -145,6 +149,9 @@ var (
 func NormalizeText(s string, v Volatile) string {
 	if s == "" {
 		return s
+	}
+	if r := strings.TrimSuffix(v.Registry, "/"); r != "" && r != CorpusRegistry {
+		s = strings.ReplaceAll(s, r+"/", CorpusRegistry+"/")
 	}
 	for _, ns := range longestFirst(v.Namespaces) {
 		s = strings.ReplaceAll(s, ns, phNamespace)

@@ -39,6 +39,8 @@ type Runner struct {
 	// Baseline, when set, holds node B's recorded records by scenario ID (BaselineOf): only
 	// node A runs, and is compared with them.
 	Baseline map[string]*ScenarioResult
+	// ImageRegistry is the registry the scenarios were retargeted to (RetargetImages), if any.
+	ImageRegistry string
 	// RecordRuns, when positive, makes RunAll record the scenarios on node B alone, this many
 	// runs each (compare record), instead of comparing.
 	RecordRuns int

@@ -23,6 +23,8 @@ type compareOptions struct {
 	html           string
 	baseline       string
 	recordRuns     int
+	imageRegistry  string
+	listImages     bool
 	junit          string
 	parallel       int
 	retries        int
@@ -68,6 +70,8 @@ or the scenarios could not be read, or the run was interrupted.
 	f.StringVar(&o.run, "run", "", "only run scenarios whose category/name matches this regular expression")
 	f.StringVar(&o.out, "out", "", "write the whole result (both records and the diffs) as JSON to this file")
 	f.StringVar(&o.baseline, "baseline", "", "compare node A with this baseline (made by 'vk-cri compare record') instead of running node B")
+	f.StringVar(&o.imageRegistry, "image-registry", "", "pull the corpus's images ("+compare.CorpusRegistry+"/...) from this registry instead (push them there with hack/compare-push-images.sh)")
+	f.BoolVar(&o.listImages, "list-images", false, "print the corpus images the selected scenarios use, then exit")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report to this file")
 	f.StringVar(&o.junit, "junit", "", "write the outcome as JUnit XML to this file")
 	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once (each on both nodes)")
@@ -87,7 +91,7 @@ func runCompare(cmd *cobra.Command, o *compareOptions) error {
 	if err != nil {
 		return exitWith(exitCouldNotCompare, err)
 	}
-	if res == nil { // --check
+	if res == nil { // --check, --list-images
 		return nil
 	}
 	if err := writeReports(res, o.out, o.html, o.junit, cmd.OutOrStdout()); err != nil {
@@ -122,6 +126,13 @@ func compareScenarios(cmd *cobra.Command, o *compareOptions) (*compare.Result, e
 		return nil, fmt.Errorf("--run %q selects none of the %d scenarios", o.run, len(all))
 	}
 	out := cmd.OutOrStdout()
+	if o.listImages {
+		for _, im := range compare.CorpusImages(selected) {
+			fmt.Fprintln(out, im)
+		}
+		return nil, nil
+	}
+	compare.RetargetImages(selected, o.imageRegistry)
 	if o.check {
 		fmt.Fprintf(out, "%d scenarios valid (%d selected)\n", len(all), len(selected))
 		return nil, nil
@@ -181,6 +192,7 @@ func compareScenarios(cmd *cobra.Command, o *compareOptions) (*compare.Result, e
 		KeepNamespaces: o.keepNamespaces,
 		Log:            logger,
 		RecordRuns:     o.recordRuns,
+		ImageRegistry:  o.imageRegistry,
 	}
 	if baseline != nil {
 		if r.Baseline, err = compare.BaselineOf(baseline); err != nil {

@@ -33,7 +33,7 @@ Exit status 0 when every scenario was recorded, 2 when one could not be run.`,
 			if err != nil {
 				return exitWith(exitCouldNotCompare, err)
 			}
-			if res == nil { // --check
+			if res == nil { // --check, --list-images
 				return nil
 			}
 			if err := writeReports(res, o.out, "", "", cmd.OutOrStdout()); err != nil {
@@ -55,6 +55,7 @@ Exit status 0 when every scenario was recorded, 2 when one could not be run.`,
 	f.StringVar(&o.run, "run", "", "only record scenarios whose category/name matches this regular expression")
 	f.StringVar(&o.out, "out", "", "the baseline file to write (JSON)")
 	f.IntVar(&o.recordRuns, "runs", 1, "runs of each scenario")
+	f.StringVar(&o.imageRegistry, "image-registry", "", "pull the corpus's images from this registry instead")
 	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once")
 	f.BoolVar(&o.onlyMatching, "only-matching", false, "skip scenarios marked known")
 	f.DurationVar(&o.settle, "settle", 2*time.Second, "minimum time given to events to reach the API server before they are collected")
