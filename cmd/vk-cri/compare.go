@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-cri/vk-cri/compare"
@@ -63,25 +64,31 @@ or the scenarios could not be read, or the run was interrupted.
 	}
 	cmd.AddCommand(newCompareFlakesCommand(), newCompareReportCommand(), newCompareRecordCommand())
 	f := cmd.Flags()
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig with the rights to manage namespaces, pods, pods/exec, pods/log, events (default $KUBECONFIG)")
+	addScenarioRunFlags(f, o)
 	f.StringVar(&o.nodeA, "node-a", "", "node A (its lines are marked -)")
 	f.StringVar(&o.nodeB, "node-b", "", "node B, the reference (its lines are marked +; on a retry its deletion times over the runs widen the deletion comparison)")
-	f.StringVar(&o.scenarios, "scenarios", "test/compare", "directory of scenario files, searched recursively")
-	f.StringVar(&o.run, "run", "", "only run scenarios whose category/name matches this regular expression")
 	f.StringVar(&o.out, "out", "", "write the whole result (both records and the diffs) as JSON to this file")
 	f.StringVar(&o.baseline, "baseline", "", "compare node A with this baseline (made by 'vk-cri compare record') instead of running node B")
-	f.StringVar(&o.imageRegistry, "image-registry", "", "pull the corpus's images ("+compare.CorpusRegistry+"/...) from this registry instead (push them there with hack/compare-push-images.sh)")
 	f.BoolVar(&o.listImages, "list-images", false, "print the corpus images the selected scenarios use, then exit")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report to this file")
 	f.StringVar(&o.junit, "junit", "", "write the outcome as JUnit XML to this file")
-	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once (each on both nodes)")
 	f.IntVar(&o.retries, "retries", 0, "run a scenario that differs or cannot run up to this many more times before its outcome stands (earlier attempts are reported)")
+	f.BoolVar(&o.keepNamespaces, "keep-namespaces", false, "do not delete the scenarios' namespaces (for debugging)")
+	return cmd
+}
+
+// addScenarioRunFlags adds the flags of everything that runs scenarios on a cluster (compare
+// and compare record).
+func addScenarioRunFlags(f *pflag.FlagSet, o *compareOptions) {
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig with the rights to manage namespaces, pods, pods/exec, pods/log, events (default $KUBECONFIG)")
+	f.StringVar(&o.scenarios, "scenarios", "test/compare", "directory of scenario files, searched recursively")
+	f.StringVar(&o.run, "run", "", "only the scenarios whose category/name matches this regular expression")
+	f.StringVar(&o.imageRegistry, "image-registry", "", "pull the corpus's images ("+compare.CorpusRegistry+"/...) from this registry instead (push them there with hack/compare-push-images.sh)")
+	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once")
 	f.BoolVar(&o.onlyMatching, "only-matching", false, "skip scenarios marked known; fail only if another one differs")
 	f.DurationVar(&o.settle, "settle", 2*time.Second, "minimum time given to events to reach the API server before they are collected (longer while they keep coming, up to 5x)")
-	f.BoolVar(&o.keepNamespaces, "keep-namespaces", false, "do not delete the scenarios' namespaces (for debugging)")
 	f.BoolVar(&o.check, "check", false, "only load and validate the scenarios, then exit")
 	f.StringVar(&o.logLevel, "log-level", "info", "progress log level on stderr (debug shows every step)")
-	return cmd
 }
 
 // runCompare runs the comparison; every error it returns carries the exit status that tells

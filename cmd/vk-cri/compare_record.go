@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -49,17 +48,9 @@ Exit status 0 when every scenario was recorded, 2 when one could not be run.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig with the rights to manage namespaces, pods, pods/exec, pods/log, events (default $KUBECONFIG)")
+	addScenarioRunFlags(f, o)
 	f.StringVar(&o.nodeB, "node", "", "the node to record (it is node B of later comparisons)")
-	f.StringVar(&o.scenarios, "scenarios", "test/compare", "directory of scenario files, searched recursively")
-	f.StringVar(&o.run, "run", "", "only record scenarios whose category/name matches this regular expression")
 	f.StringVar(&o.out, "out", "", "the baseline file to write (JSON)")
 	f.IntVar(&o.recordRuns, "runs", 1, "runs of each scenario")
-	f.StringVar(&o.imageRegistry, "image-registry", "", "pull the corpus's images from this registry instead")
-	f.IntVar(&o.parallel, "parallel", 1, "scenarios run at once")
-	f.BoolVar(&o.onlyMatching, "only-matching", false, "skip scenarios marked known")
-	f.DurationVar(&o.settle, "settle", 2*time.Second, "minimum time given to events to reach the API server before they are collected")
-	f.BoolVar(&o.check, "check", false, "only load and validate the scenarios, then exit")
-	f.StringVar(&o.logLevel, "log-level", "info", "progress log level on stderr")
 	return cmd
 }
