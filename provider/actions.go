@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -133,7 +134,7 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 		case cur == nil:
 			a.ContainersToStart = append(a.ContainersToStart, i)
 		case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
-			if cur.Hash != containerHash(c) {
+			if cur.Hash != translate.ContainerHash(c) {
 				a.ContainersToKill = append(a.ContainersToKill, killTarget{ID: cur.ID, Name: c.Name, Reason: "definition changed"})
 				a.ContainersToStart = append(a.ContainersToStart, i)
 			} else if k, failed := probeFailure(pod, c, cur, probes, false); failed {

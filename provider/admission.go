@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/node/util/sysctl"
@@ -141,7 +142,7 @@ func rejectedStatus(pod *v1.Pod, r *admissionRejection, now time.Time) v1.PodSta
 		Phase:              v1.PodFailed,
 		Reason:             r.Reason,
 		Message:            "Pod was rejected: " + r.Message,
-		QOSClass:           podQOS(pod),
+		QOSClass:           translate.PodQOS(pod),
 		StartTime:          pod.Status.StartTime.DeepCopy(),
 		ObservedGeneration: pod.Generation,
 	}

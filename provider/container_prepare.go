@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/provider/downward"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // nodeHostsPath is the node's hosts file that host-network pods see.
@@ -31,8 +32,8 @@ func (p *Provider) setNodeCapacity(c nodeCapacity) {
 
 // currentNodeFacts is what container configs read of the node now (masked paths, seccomp root,
 // memory capacity), and the node's allocatable (nil before the host was read).
-func (p *Provider) currentNodeFacts() (nodeFacts, v1.ResourceList) {
-	f := nodeFacts{MaskedPaths: p.maskedPaths, SeccompRoot: filepath.Join(p.cfg.RootDir, "seccomp")}
+func (p *Provider) currentNodeFacts() (translate.NodeFacts, v1.ResourceList) {
+	f := translate.NodeFacts{MaskedPaths: p.maskedPaths, SeccompRoot: filepath.Join(p.cfg.RootDir, "seccomp")}
 	if c := p.capacity.Load(); c != nil {
 		f.MemoryCapacity = c.MemoryBytes
 		return f, c.Allocatable
@@ -58,7 +59,7 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 			return nil, err
 		}
 	}
-	env, err := resolveEnv(ctx, p.cfg.Objects, envInput{
+	env, err := translate.ResolveEnv(ctx, p.cfg.Objects, translate.EnvInput{
 		Pod:         pod,
 		Container:   c,
 		Runtime:     downward.RuntimeInfo{PodIPs: podIPs, HostIPs: p.cfg.NodeIPs},
@@ -72,12 +73,12 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 	if err != nil {
 		return nil, err
 	}
-	user := imageUserOf(img)
+	user := translate.ImageUserOf(img)
 	mounts, err := p.containerMounts(pod, c, env.Values)
 	if err != nil {
 		return nil, err
 	}
-	if err := applyRecursiveReadOnly(c, mounts, p.supportsRecursiveReadOnly(pod)); err != nil {
+	if err := translate.ApplyRecursiveReadOnly(c, mounts, p.supportsRecursiveReadOnly(pod)); err != nil {
 		return nil, err
 	}
 	hosts, err := writeEtcHosts(p.cfg.RootDir, nodeHostsPath, pod, podIPs, p.cfg.ClusterDomain)
@@ -96,7 +97,7 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 	if err != nil {
 		return nil, err
 	}
-	return containerConfig(facts, containerInput{
+	return translate.ContainerConfig(facts, translate.ContainerInput{
 		Owner:        p.cfg.NodeName,
 		Pod:          pod,
 		Container:    c,
@@ -112,21 +113,8 @@ func (p *Provider) prepareContainer(ctx context.Context, pod *v1.Pod, c *v1.Cont
 
 // hostMaskedPaths is the host's default masked path list.
 func hostMaskedPaths() []string {
-	return DefaultMaskedPaths(func(p string) bool {
+	return translate.DefaultMaskedPaths(func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
 	})
-}
-
-// imageUserOf is the user an image runs as: its numeric UID, else its user name, else root
-// (an image that names no user runs as root).
-func imageUserOf(img *runtimeapi.Image) imageUser {
-	switch {
-	case img != nil && img.Uid != nil:
-		uid := img.Uid.Value
-		return imageUser{UID: &uid}
-	case img != nil && img.Username != "":
-		return imageUser{Username: img.Username}
-	}
-	return imageUser{UID: new(int64)}
 }

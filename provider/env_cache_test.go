@@ -13,6 +13,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/vk-cri/vk-cri/provider/objectcache"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // A container restarted again and again (CrashLoopBackOff) resolves its env from the node's
@@ -46,7 +47,7 @@ func TestResolveEnvThroughTheObjectCache(t *testing.T) {
 	pod := testPod(withContainers(c))
 	objects.RegisterPod(pod)
 	for range 10 {
-		env, err := resolveEnv(ctx, objects, envInput{Pod: pod, Container: &pod.Spec.Containers[0]})
+		env, err := translate.ResolveEnv(ctx, objects, translate.EnvInput{Pod: pod, Container: &pod.Spec.Containers[0]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,8 +64,24 @@ func TestResolveEnvThroughTheObjectCache(t *testing.T) {
 	missing := testPod(withContainers(v1.Container{Name: "app", Env: []v1.EnvVar{{Name: "X", ValueFrom: cmKey("absent", "k", false)}}}))
 	missing.UID = "uid-2"
 	objects.RegisterPod(missing)
-	_, err := resolveEnv(ctx, objects, envInput{Pod: missing, Container: &missing.Spec.Containers[0]})
+	_, err := translate.ResolveEnv(ctx, objects, translate.EnvInput{Pod: missing, Container: &missing.Spec.Containers[0]})
 	if want := `configmap "absent" not found`; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
+}
+func cmKey(name, key string, optional bool) *v1.EnvVarSource {
+	return &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: name}, Key: key, Optional: &optional}}
+}
+
+func secretKey(name, key string, optional bool) *v1.EnvVarSource {
+	return &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: name}, Key: key, Optional: &optional}}
+}
+
+// pairs renders an environment list as NAME=value strings in order.
+func pairs(env translate.ContainerEnvironment) []string {
+	out := make([]string, 0, len(env.List))
+	for _, kv := range env.List {
+		out = append(out, kv.Key+"="+string(kv.Value))
+	}
+	return out
 }

@@ -79,18 +79,6 @@ func ephemeralTargetID(pod *v1.Pod, name string, rt *podRuntime) (string, error)
 	return target.ID, nil
 }
 
-// targetPIDNamespace makes a container with a private PID namespace join the target's instead;
-// one that shares the pod's or the node's keeps it, as with the kubelet.
-func targetPIDNamespace(sc *runtimeapi.LinuxContainerSecurityContext, targetID string) {
-	if targetID == "" || sc == nil || sc.NamespaceOptions == nil {
-		return
-	}
-	if sc.NamespaceOptions.Pid == runtimeapi.NamespaceMode_CONTAINER {
-		sc.NamespaceOptions.Pid = runtimeapi.NamespaceMode_TARGET
-		sc.NamespaceOptions.TargetId = targetID
-	}
-}
-
 // reportedEphemeral keeps, of a finished pod's ephemeral container statuses, those its previous
 // status reported: the kubelet no longer looks at a pod that finished, so an ephemeral container
 // added since never runs and gets no status.

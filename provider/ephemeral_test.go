@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -216,7 +217,7 @@ func TestTargetPIDNamespace(t *testing.T) {
 	}
 	for _, tc := range cases {
 		sc := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: &runtimeapi.NamespaceOption{Pid: tc.pid}}
-		targetPIDNamespace(sc, tc.target)
+		translate.TargetPIDNamespace(sc, tc.target)
 		if sc.NamespaceOptions.Pid != tc.want || sc.NamespaceOptions.TargetId != tc.wantTgID {
 			t.Errorf("%s: pid %v target %q, want %v %q", tc.name, sc.NamespaceOptions.Pid, sc.NamespaceOptions.TargetId, tc.want, tc.wantTgID)
 		}

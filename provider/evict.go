@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -14,7 +15,7 @@ func (p *Provider) admitUnderPressure(pod *v1.Pod) *admissionRejection {
 	if p.cfg.PressureAdmission == nil {
 		return nil
 	}
-	reason, message := p.cfg.PressureAdmission(pod, podQOS(pod) == v1.PodQOSBestEffort)
+	reason, message := p.cfg.PressureAdmission(pod, translate.PodQOS(pod) == v1.PodQOSBestEffort)
 	if reason == "" {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/logrotate"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // pullTimeout bounds one image pull; the runtime request timeout is too short for large images.
@@ -144,7 +145,7 @@ func (p *Provider) runSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeapi.
 		return "", err
 	}
 	if handler != "" {
-		p.podLog(pod).WithField("runtimeHandler", handler).Info("running pod with runtime handler")
+		p.podLog(pod).WithField("translate.RuntimeHandler", handler).Info("running pod with runtime handler")
 	}
 	return p.runtime.RunPodSandbox(ctx, cfg, handler)
 }
@@ -191,7 +192,7 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	} else if msgMount != nil {
 		cfg.Mounts = append(cfg.Mounts, msgMount)
 		// In a pod user namespace, this mount is idmapped like the others.
-		idmapMounts(cfg)
+		translate.IDMapMounts(cfg)
 	}
 	if err := ctx.Err(); err != nil {
 		return waitingReason{}, fmt.Errorf("not creating container: %w", err)
@@ -279,7 +280,7 @@ func (p *Provider) removeOldInstances(ctx context.Context, pod *v1.Pod, rt *podR
 			continue
 		}
 		// Its log goes with it, rotated files included, as the kubelet's container GC does.
-		logPath := filepath.Join(podLogDir(p.cfg.PodLogRoot, pod), containerLogPath(name, old.RestartCount))
+		logPath := filepath.Join(translate.PodLogDir(p.cfg.PodLogRoot, pod), translate.ContainerLogPath(name, old.RestartCount))
 		if err := logrotate.RemoveLogs(logPath); err != nil {
 			p.podLog(pod).WithError(err).WithField("container", name).Warn("removing the log of an old container instance")
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -123,7 +124,7 @@ func restarts(n int) instOpt {
 
 // hashOf makes the instance look created from another spec of the container.
 func hashOf(c v1.Container) instOpt {
-	return func(cs *containerState) { cs.Hash = containerHash(&c) }
+	return func(cs *containerState) { cs.Hash = translate.ContainerHash(&c) }
 }
 
 func reason(r, msg string) instOpt {
@@ -140,7 +141,7 @@ func inst(c v1.Container, id, sb string, state runtimeapi.ContainerState, opts .
 		CreatedAt: testT0.Add(time.Second),
 		Image:     c.Image,
 		ImageRef:  "sha256:" + c.Name,
-		Hash:      containerHash(&c),
+		Hash:      translate.ContainerHash(&c),
 	}
 	switch state {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:

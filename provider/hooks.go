@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -86,22 +87,22 @@ func hookRedirectPolicy(req *http.Request, via []*http.Request) error {
 // put it into events (it may hold the output of the command).
 func (r *hookRunner) run(ctx context.Context, t hookTarget, h *v1.LifecycleHandler) (string, error) {
 	pod, c := t.Pod, t.Container
-	podRef := fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+	ref := translate.PodRef(pod)
 	switch {
 	case h.Exec != nil:
 		out, err := r.exec(ctx, t.ContainerID, h.Exec.Command)
 		if err != nil {
-			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q", h.Exec.Command, c.Name, podRef, err, string(out)), err
+			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q", h.Exec.Command, c.Name, ref, err, string(out)), err
 		}
 		return "", nil
 	case h.HTTPGet != nil:
 		if err := r.httpGet(ctx, pod, c, h.HTTPGet); err != nil {
-			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, podRef, err), err
+			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, ref, err), err
 		}
 		return "", nil
 	case h.Sleep != nil:
 		if err := sleepHook(ctx, time.Duration(h.Sleep.Seconds)*time.Second); err != nil {
-			return fmt.Sprintf("Sleep lifecycle hook (%d) for Container %q in Pod %q failed - error: %v", h.Sleep.Seconds, c.Name, podRef, err), err
+			return fmt.Sprintf("Sleep lifecycle hook (%d) for Container %q in Pod %q failed - error: %v", h.Sleep.Seconds, c.Name, ref, err), err
 		}
 		return "", nil
 	}

@@ -13,19 +13,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vk-cri/vk-cri/provider/objectcache"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
-
-// objectReader reads ConfigMaps and Secrets by name; a missing one is the kubelet's NotFound
-// error.
-type objectReader interface {
-	ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
-	Secret(ctx context.Context, namespace, name string) (*v1.Secret, error)
-}
 
 // ObjectSource gives the provider the API objects containers refer to: ConfigMaps and Secrets
 // by name, and the services whose variables containers get.
 type ObjectSource interface {
-	objectReader
+	translate.ObjectReader
 	// RegisterPod declares the ConfigMaps and Secrets the pod refers to, so that reads of them
 	// are served from a watch; UnregisterPod releases them once the pod has terminated.
 	RegisterPod(pod *v1.Pod)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vk-cri/vk-cri/provider/prober"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // probeManager is what the pod workers need of the prober (provider/prober.Manager): workers
@@ -64,7 +65,7 @@ func probeCommand(c *v1.Container, cmd []string) []string {
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}
-	return expandAll(cmd, envLookup(env))
+	return translate.ExpandAll(cmd, translate.EnvLookup(env))
 }
 
 // probeEvent records a probe's event on its container.

@@ -22,6 +22,7 @@ import (
 	"github.com/vk-cri/vk-cri/cm"
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/provider/prober"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // Config is what the provider needs to know about its node.
@@ -90,7 +91,7 @@ type Provider struct {
 	pods      *podStore
 	restarts  flowBackoff
 	pulls     flowBackoff
-	dns       dnsSource
+	dns       translate.DNSSource
 	probes    probeManager
 	hooks     *hookRunner
 	// runtime is what the pod workers sync and terminate pods with (the inspector and the CRI
@@ -101,7 +102,7 @@ type Provider struct {
 	// userns hands out the ID ranges of pods with user namespaces of their own.
 	userns *usernsAllocator
 	// caps are the runtime handlers and features the runtime last reported.
-	caps atomic.Pointer[runtimeCapabilities]
+	caps atomic.Pointer[translate.RuntimeCapabilities]
 
 	// capacity is the node's memory and allocatable, set once the host has been read.
 	capacity atomic.Pointer[nodeCapacity]
@@ -166,11 +167,11 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		pods:      newPodStore(),
 		restarts:  newFlowBackoff(),
 		pulls:     newFlowBackoff(),
-		dns: dnsSource{
-			path:          cfg.ResolvConf,
-			clusterDNS:    cfg.ClusterDNS,
-			clusterDomain: cfg.ClusterDomain,
-			nodeIPs:       cfg.NodeIPs,
+		dns: translate.DNSSource{
+			Path:          cfg.ResolvConf,
+			ClusterDNS:    cfg.ClusterDNS,
+			ClusterDomain: cfg.ClusterDomain,
+			NodeIPs:       cfg.NodeIPs,
 		},
 		maskedPaths: hostMaskedPaths(),
 		podCgroups:  hostPodCgroupModel(),

@@ -3,6 +3,7 @@ package provider
 import (
 	"testing"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -34,7 +35,7 @@ func TestResolveRecursiveReadOnly(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := resolveRecursiveReadOnly(tc.mount, tc.supported)
+			got, err := translate.ResolveRecursiveReadOnly(tc.mount, tc.supported)
 			if got != tc.want || errString(err) != tc.wantErr {
 				t.Errorf("resolve = %v, %v; want %v, %q", got, err, tc.want, tc.wantErr)
 			}
@@ -48,7 +49,7 @@ func TestResolveRecursiveReadOnly(t *testing.T) {
 				t.Errorf("status recursiveReadOnly %q, want %q", gotStatus, tc.status)
 			}
 			mounts := []*runtimeapi.Mount{{ContainerPath: tc.mount.MountPath, Readonly: tc.mount.ReadOnly}}
-			err = applyRecursiveReadOnly(c, mounts, tc.supported)
+			err = translate.ApplyRecursiveReadOnly(c, mounts, tc.supported)
 			if tc.wantErr != "" {
 				if want := "failed to resolve recursive read-only mode: " + tc.wantErr; errString(err) != want {
 					t.Errorf("apply error %v, want %q", err, want)

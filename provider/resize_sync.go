@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -208,7 +209,7 @@ func (p *Provider) resizeContainers(ctx context.Context, rec *podRecord, pod *v1
 		if c == nil {
 			continue
 		}
-		res := &runtimeapi.ContainerResources{Linux: containerResources(node, pod, c)}
+		res := &runtimeapi.ContainerResources{Linux: translate.ContainerResources(node, pod, c)}
 		uctx, cancel := context.WithTimeout(ctx, resizeUpdateTimeout)
 		err := p.rt.Runtime.UpdateContainerResources(uctx, t.ID, res)
 		cancel()

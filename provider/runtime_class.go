@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -32,18 +33,18 @@ func (p *Provider) podUsernsOptions(pod *v1.Pod) (*runtimeapi.UserNamespace, err
 	if err != nil {
 		return nil, err
 	}
-	req, err := usernsRequestFor(pod, handler, p.runtimeCaps())
+	req, err := translate.UsernsRequestFor(pod, handler, p.runtimeCaps())
 	if err != nil {
 		return nil, err
 	}
-	if req == usernsNode {
-		return nodeUserns(), nil
+	if req == translate.UsernsNode {
+		return translate.NodeUserns(), nil
 	}
 	r, err := p.userns.rangeFor(pod.UID)
 	if err != nil {
 		return nil, err
 	}
-	return podUserns(r), nil
+	return translate.PodUserns(r), nil
 }
 
 // supportsRecursiveReadOnly reports whether the pod's handler makes recursive read-only mounts
@@ -54,7 +55,7 @@ func (p *Provider) supportsRecursiveReadOnly(pod *v1.Pod) bool {
 	if err != nil {
 		return false
 	}
-	return p.runtimeCaps().supportsRecursiveReadOnly(handler)
+	return p.runtimeCaps().SupportsRecursiveReadOnly(handler)
 }
 
 // readRuntimeStatus asks the runtime for its status and keeps its handlers and features.

@@ -11,13 +11,14 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cm"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // The kubelet keeps a limit it set at or below these floors as the spec says it, because the
 // runtime cannot express it exactly (a CFS quota of at least 1 ms, cpu.shares of at least 2).
 const (
-	minMilliCPULimit  = minCFSQuota * 1000 / cfsPeriod
-	minMilliCPUShares = minShares
+	minMilliCPULimit  = translate.MinCFSQuota * 1000 / translate.CFSPeriod
+	minMilliCPUShares = translate.MinShares
 )
 
 // containerStatusResources is a container status's resources field, as the kubelet reports it
@@ -107,15 +108,15 @@ func appliedContainerResources(r *runtimeapi.LinuxContainerResources, applied v1
 	return a
 }
 
-// sharesToMilliCPU inverts milliCPUToShares, rounding up.
+// sharesToMilliCPU inverts translate.MilliCPUToShares, rounding up.
 func sharesToMilliCPU(shares int64) int64 {
-	if shares < minShares {
+	if shares < translate.MinShares {
 		return 0
 	}
-	return int64(math.Ceil(float64(shares*1000) / float64(sharesPerCPU)))
+	return int64(math.Ceil(float64(shares*1000) / float64(translate.SharesPerCPU)))
 }
 
-// quotaToMilliCPU inverts milliCPUToQuota; -1 (no quota) is 0.
+// quotaToMilliCPU inverts translate.MilliCPUToQuota; -1 (no quota) is 0.
 func quotaToMilliCPU(quota, period int64) int64 {
 	if quota == -1 || period <= 0 {
 		return 0
@@ -133,7 +134,7 @@ func allocatedContainerResources(spec *v1.Container) v1.ResourceList {
 
 // volumeMountStatuses lists a container's mounts as its status reports them: every volume
 // mount of the spec (the service-account token's included), and for read-only ones whether the
-// mount is recursively read-only: Enabled where resolveRecursiveReadOnly made it so with the
+// mount is recursively read-only: Enabled where translate.ResolveRecursiveReadOnly made it so with the
 // pod's handler, Disabled otherwise (also when it was refused), as the kubelet's
 // convertToAPIContainerStatuses reports it. The kubelet keeps the list of the first status it
 // reported; the spec's mounts cannot change, so it is the spec's list every time.
@@ -146,7 +147,7 @@ func volumeMountStatuses(spec *v1.Container, handlerSupportsRRO bool) []v1.Volum
 		st := v1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
 		if m.ReadOnly {
 			mode := v1.RecursiveReadOnlyDisabled
-			if rro, err := resolveRecursiveReadOnly(m, handlerSupportsRRO); err == nil && rro {
+			if rro, err := translate.ResolveRecursiveReadOnly(m, handlerSupportsRRO); err == nil && rro {
 				mode = v1.RecursiveReadOnlyEnabled
 			}
 			st.RecursiveReadOnly = &mode
@@ -232,7 +233,7 @@ func podStatusResources(pod, applied *v1.Pod, old v1.PodStatus, model podCgroupM
 		if read.MilliValue() > minMilliCPUShares || allocatedCPU > minMilliCPUShares {
 			// cgroup v2 stores shares as a coarser weight: a read-back that is the allocated
 			// value gone through it keeps the allocated value.
-			if sharesThroughWeight(milliCPUToShares(allocatedCPU)) != *cg.shares {
+			if sharesThroughWeight(translate.MilliCPUToShares(allocatedCPU)) != *cg.shares {
 				res.Requests[v1.ResourceCPU] = *read
 			}
 		}
@@ -301,10 +302,10 @@ func kubeletPodCgroup(pod *v1.Pod, model podCgroupModel) podCgroupReadback {
 // container runtimes and the kubelet convert them.
 func sharesThroughWeight(shares int64) int64 {
 	weight := int64(10000)
-	if shares < maxShares {
-		weight = 1 + ((shares-2)*9999)/(maxShares-2)
+	if shares < translate.MaxShares {
+		weight = 1 + ((shares-2)*9999)/(translate.MaxShares-2)
 	}
-	return ((weight-1)*(maxShares-2))/9999 + 2
+	return ((weight-1)*(translate.MaxShares-2))/9999 + 2
 }
 
 func nonEmpty(l v1.ResourceList) v1.ResourceList {

@@ -2,8 +2,10 @@ package provider
 
 import (
 	"encoding/json"
-	"github.com/vk-cri/vk-cri/cm"
 	"testing"
+
+	"github.com/vk-cri/vk-cri/cm"
+	"github.com/vk-cri/vk-cri/provider/translate"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -41,7 +43,7 @@ func jsonOf(t *testing.T, v any) string {
 
 // criResources is what containerd reports for a container vk-cri configured with these values.
 func criResources(shares, quota, memory int64) *runtimeapi.LinuxContainerResources {
-	return &runtimeapi.LinuxContainerResources{CpuShares: shares, CpuPeriod: cfsPeriod, CpuQuota: quota, MemoryLimitInBytes: memory}
+	return &runtimeapi.LinuxContainerResources{CpuShares: shares, CpuPeriod: translate.CFSPeriod, CpuQuota: quota, MemoryLimitInBytes: memory}
 }
 
 func TestContainerStatusResources(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // stopRequest is one container instance to stop and how.
@@ -312,7 +313,7 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 		}
 	}
 	// The pod's logs go with it, as the kubelet removes the log directory of a deleted pod.
-	if err := os.RemoveAll(podLogDir(p.cfg.PodLogRoot, pod)); err != nil {
+	if err := os.RemoveAll(translate.PodLogDir(p.cfg.PodLogRoot, pod)); err != nil {
 		log.WithError(err).Warn("removing the pod's log directory")
 	}
 	if err := removePodContainerDirs(p.cfg.RootDir, string(rec.uid)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -21,11 +22,6 @@ const (
 	// IDs to another pod.
 	usernsMappingsFile = "userns"
 )
-
-// idRange is a pod's range of host IDs.
-type idRange struct {
-	First, Length uint32
-}
 
 // usernsFile is the persisted form of a pod's mappings, the kubelet's userNamespace JSON.
 type usernsFile struct {
@@ -72,8 +68,8 @@ func (a *usernsAllocator) filePath(uid types.UID) string {
 	return filepath.Join(a.podsDir, string(uid), usernsMappingsFile)
 }
 
-func (a *usernsAllocator) rangeOf(slot int) idRange {
-	return idRange{First: uint32(slot+1) * usernsIDsPerPod, Length: usernsIDsPerPod}
+func (a *usernsAllocator) rangeOf(slot int) translate.IDRange {
+	return translate.IDRange{First: uint32(slot+1) * usernsIDsPerPod, Length: usernsIDsPerPod}
 }
 
 // load records the ranges persisted in the pods' directories. The range of a pod that live says
@@ -117,47 +113,47 @@ func (a *usernsAllocator) load(live func(types.UID) bool) error {
 
 // recordLocked checks a persisted file (the kubelet's parseUserNsFileAndRecord rules) and marks
 // its range used by the pod.
-func (a *usernsAllocator) recordLocked(uid types.UID, data []byte) (idRange, error) {
+func (a *usernsAllocator) recordLocked(uid types.UID, data []byte) (translate.IDRange, error) {
 	var f usernsFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return idRange{}, fmt.Errorf("invalid user namespace mappings file: %w", err)
+		return translate.IDRange{}, fmt.Errorf("invalid user namespace mappings file: %w", err)
 	}
 	switch {
 	case len(f.UIDMappings) != 1:
-		return idRange{}, errors.New("invalid user namespace configuration: no more than one mapping allowed.")
+		return translate.IDRange{}, errors.New("invalid user namespace configuration: no more than one mapping allowed.")
 	case len(f.GIDMappings) != 1 || f.UIDMappings[0] != f.GIDMappings[0]:
-		return idRange{}, errors.New("invalid user namespace configuration: GID and UID mapping should be identical")
+		return translate.IDRange{}, errors.New("invalid user namespace configuration: GID and UID mapping should be identical")
 	case f.UIDMappings[0].ContainerID != 0:
-		return idRange{}, errors.New("invalid user namespace configuration: UID 0 must be mapped")
+		return translate.IDRange{}, errors.New("invalid user namespace configuration: UID 0 must be mapped")
 	}
 	m := f.UIDMappings[0]
 	if m.Length != usernsIDsPerPod {
-		return idRange{}, fmt.Errorf("wrong user namespace length %v", m.Length)
+		return translate.IDRange{}, fmt.Errorf("wrong user namespace length %v", m.Length)
 	}
 	if m.HostID%usernsIDsPerPod != 0 {
-		return idRange{}, fmt.Errorf("wrong user namespace offset specified %v", m.HostID)
+		return translate.IDRange{}, fmt.Errorf("wrong user namespace offset specified %v", m.HostID)
 	}
 	slot := int(m.HostID/usernsIDsPerPod) - 1
 	if slot < 0 || slot >= a.slots {
-		return idRange{}, fmt.Errorf("id %v is out of range", m.HostID)
+		return translate.IDRange{}, fmt.Errorf("id %v is out of range", m.HostID)
 	}
 	if prev, ok := a.byPod[uid]; ok {
 		if prev != slot {
-			return idRange{}, fmt.Errorf("different user namespace range already used by pod %q", uid)
+			return translate.IDRange{}, fmt.Errorf("different user namespace range already used by pod %q", uid)
 		}
 		return a.rangeOf(slot), nil
 	}
 	if _, taken := a.bySlot[slot]; taken {
-		return idRange{}, fmt.Errorf("range picked for pod %q already taken", uid)
+		return translate.IDRange{}, fmt.Errorf("range picked for pod %q already taken", uid)
 	}
 	a.byPod[uid], a.bySlot[slot] = slot, uid
 	return a.rangeOf(slot), nil
 }
 
 // rangeFor returns the pod's range, allocating and persisting one for a pod that has none.
-func (a *usernsAllocator) rangeFor(uid types.UID) (idRange, error) {
+func (a *usernsAllocator) rangeFor(uid types.UID) (translate.IDRange, error) {
 	if a == nil {
-		return idRange{}, errors.New("create user namespace: no user namespace allocator")
+		return translate.IDRange{}, errors.New("create user namespace: no user namespace allocator")
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -168,21 +164,21 @@ func (a *usernsAllocator) rangeFor(uid types.UID) (idRange, error) {
 	if err == nil {
 		r, err := a.recordLocked(uid, data)
 		if err != nil {
-			return idRange{}, fmt.Errorf("user namespace: %w", err)
+			return translate.IDRange{}, fmt.Errorf("user namespace: %w", err)
 		}
 		return r, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return idRange{}, fmt.Errorf("user namespace: %w", err)
+		return translate.IDRange{}, fmt.Errorf("user namespace: %w", err)
 	}
 	slot, ok := a.freeSlotLocked()
 	if !ok {
-		return idRange{}, errors.New("create user namespace: could not find an empty slot to allocate a user namespace")
+		return translate.IDRange{}, errors.New("create user namespace: could not find an empty slot to allocate a user namespace")
 	}
 	r := a.rangeOf(slot)
 	m := []usernsFileMapping{{HostID: r.First, ContainerID: 0, Length: r.Length}}
 	if err := writeFileDurably(a.filePath(uid), usernsFile{UIDMappings: m, GIDMappings: m}); err != nil {
-		return idRange{}, fmt.Errorf("create user namespace: %w", err)
+		return translate.IDRange{}, fmt.Errorf("create user namespace: %w", err)
 	}
 	a.byPod[uid], a.bySlot[slot] = slot, uid
 	return r, nil

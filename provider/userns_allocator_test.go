@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vk-cri/vk-cri/provider/translate"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -16,7 +17,7 @@ func TestUsernsAllocatorPersistsAndFrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	r2, _ := a.rangeFor("pod-b")
-	if r1 != (idRange{First: 65536, Length: 65536}) || r2 != (idRange{First: 131072, Length: 65536}) {
+	if r1 != (translate.IDRange{First: 65536, Length: 65536}) || r2 != (translate.IDRange{First: 131072, Length: 65536}) {
 		t.Fatalf("ranges %v %v, want the first two slots from 65536 on", r1, r2)
 	}
 	// The kubelet's file, in its format: a kubelet taking the node over reads it as its own.

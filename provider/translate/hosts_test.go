@@ -1,8 +1,6 @@
-package provider
+package translate
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,11 +26,11 @@ func TestManagedHostsContent(t *testing.T) {
 			base + "10.88.0.5\tweb\n\n# Entries added by HostAliases.\n192.0.2.1\ta.example\ta\n192.0.2.2\tb\n"},
 	}
 	for _, tc := range cases {
-		if diff := cmp.Diff(tc.want, string(managedHostsContent(tc.ips, tc.host, tc.domain, tc.aliases))); diff != "" {
+		if diff := cmp.Diff(tc.want, string(ManagedHostsContent(tc.ips, tc.host, tc.domain, tc.aliases))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
-	got := string(hostNetworkHostsContent([]byte("127.0.0.1 localhost\n"), aliases[1:]))
+	got := string(HostNetworkHostsContent([]byte("127.0.0.1 localhost\n"), aliases[1:]))
 	want := "# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n\n# Entries added by HostAliases.\n192.0.2.2\tb\n"
 	if got != want {
 		t.Errorf("host network hosts file:\n%q\nwant\n%q", got, want)
@@ -55,7 +53,7 @@ func TestPodHostAndDomain(t *testing.T) {
 	for _, tc := range cases {
 		pod := testPod()
 		tc.mod(pod)
-		h, d := podHostAndDomain(pod, tc.domain)
+		h, d := PodHostAndDomain(pod, tc.domain)
 		if h != tc.wantHost || d != tc.wantDomain {
 			t.Errorf("%s: got %q %q, want %q %q", tc.name, h, d, tc.wantHost, tc.wantDomain)
 		}
@@ -75,40 +73,5 @@ func TestPodHostnameFQDN(t *testing.T) {
 	pod.Spec.Subdomain = ""
 	if got, _ := podHostname(pod, "cluster.local"); got != pod.Spec.Hostname {
 		t.Errorf("setHostnameAsFQDN without subdomain: %q, want the short name", got)
-	}
-}
-
-func TestWriteEtcHosts(t *testing.T) {
-	root := t.TempDir()
-	pod := testPod()
-	if m, err := writeEtcHosts(root, "/nonexistent", pod, nil, ""); err != nil || m != nil {
-		t.Errorf("no pod IP yet: mount %v, err %v; want neither (the runtime's file is kept)", m, err)
-	}
-	m, err := writeEtcHosts(root, "/nonexistent", pod, []string{"10.88.0.5"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(root, "pods", testPodUID, "etc-hosts")
-	if m.HostPath != path || m.ContainerPath != "/etc/hosts" || m.Readonly || !m.SelinuxRelabel {
-		t.Errorf("mount %+v", m)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
-	}
-	nodeHosts := filepath.Join(root, "node-hosts")
-	if err := os.WriteFile(nodeHosts, []byte("10.0.0.1 node\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pod.Spec.HostNetwork = true
-	if _, err := writeEtcHosts(root, nodeHosts, pod, nil, ""); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	if string(b) != "# Kubernetes-managed hosts file (host network).\n10.0.0.1 node\n" {
-		t.Errorf("host network file %q", b)
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import "strings"
 
@@ -41,8 +41,8 @@ func expandVars(in string, lookup func(string) (string, bool)) string {
 	return b.String()
 }
 
-// envLookup finds a name in the first of the maps that has it.
-func envLookup(maps ...map[string]string) func(string) (string, bool) {
+// EnvLookup finds a name in the first of the maps that has it.
+func EnvLookup(maps ...map[string]string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		for _, m := range maps {
 			if v, ok := m[name]; ok {
@@ -53,8 +53,8 @@ func envLookup(maps ...map[string]string) func(string) (string, bool) {
 	}
 }
 
-// expandAll expands each string of a command or args list.
-func expandAll(list []string, lookup func(string) (string, bool)) []string {
+// ExpandAll expands each string of a command or args list.
+func ExpandAll(list []string, lookup func(string) (string, bool)) []string {
 	if len(list) == 0 {
 		return list
 	}

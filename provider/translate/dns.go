@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"bufio"
@@ -19,13 +19,13 @@ const (
 	maxDNSSearchLength    = 253
 )
 
-// dnsSource composes pods' resolver configuration from the node's resolv.conf and the cluster
+// DNSSource composes pods' resolver configuration from the node's resolv.conf and the cluster
 // DNS settings (--cluster-dns, --cluster-domain), as the kubelet does.
-type dnsSource struct {
-	path          string
-	clusterDNS    []string
-	clusterDomain string
-	nodeIPs       []string
+type DNSSource struct {
+	Path          string
+	ClusterDNS    []string
+	ClusterDomain string
+	NodeIPs       []string
 }
 
 // usesClusterDNS reports whether the pod's DNS policy asks for the cluster DNS service
@@ -40,10 +40,10 @@ func usesClusterDNS(pod *v1.Pod) bool {
 	return false
 }
 
-// missingClusterDNS reports whether the pod asks for cluster DNS that this node does not have;
+// MissingClusterDNS reports whether the pod asks for cluster DNS that this node does not have;
 // it then gets the node's resolver configuration, with a MissingClusterDNS event.
-func (d dnsSource) missingClusterDNS(pod *v1.Pod) bool {
-	return usesClusterDNS(pod) && len(d.clusterDNS) == 0
+func (d DNSSource) MissingClusterDNS(pod *v1.Pod) bool {
+	return usesClusterDNS(pod) && len(d.ClusterDNS) == 0
 }
 
 // parseResolvConf reads nameservers, search domains and options.
@@ -77,42 +77,42 @@ func parseResolvConf(r io.Reader) (*runtimeapi.DNSConfig, error) {
 	return cfg, sc.Err()
 }
 
-// forPod returns the DNS config of a pod's sandbox; see forPodReport.
-func (d dnsSource) forPod(pod *v1.Pod) (*runtimeapi.DNSConfig, error) {
-	cfg, _, err := d.forPodReport(pod)
+// ForPod returns the DNS config of a pod's sandbox; see forPodReport.
+func (d DNSSource) ForPod(pod *v1.Pod) (*runtimeapi.DNSConfig, error) {
+	cfg, _, err := d.ForPodReport(pod)
 	return cfg, err
 }
 
-// forPodReport composes the DNS config of a pod's sandbox. None uses only the pod's dnsConfig;
+// ForPodReport composes the DNS config of a pod's sandbox. None uses only the pod's dnsConfig;
 // ClusterFirst with cluster DNS gets the cluster nameservers, the cluster search domains before
 // the node's, and ndots:5; the other policies (and ClusterFirst without cluster DNS) get the
 // node's resolv.conf. dnsConfig is merged on top, then the kubelet's limits apply: each cut is
 // reported as a DNSConfigForming warning.
-func (d dnsSource) forPodReport(pod *v1.Pod) (*runtimeapi.DNSConfig, []string, error) {
+func (d DNSSource) ForPodReport(pod *v1.Pod) (*runtimeapi.DNSConfig, []string, error) {
 	cfg := &runtimeapi.DNSConfig{}
-	if pod.Spec.DNSPolicy != v1.DNSNone && d.path != "" {
-		f, err := os.Open(d.path)
+	if pod.Spec.DNSPolicy != v1.DNSNone && d.Path != "" {
+		f, err := os.Open(d.Path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading resolver configuration: %w", err)
 		}
 		defer f.Close()
 		if cfg, err = parseResolvConf(f); err != nil {
-			return nil, nil, fmt.Errorf("parsing %s: %w", d.path, err)
+			return nil, nil, fmt.Errorf("parsing %s: %w", d.Path, err)
 		}
 	}
 	switch {
 	case pod.Spec.DNSPolicy == v1.DNSNone:
-	case usesClusterDNS(pod) && len(d.clusterDNS) > 0:
-		cfg.Servers = append([]string(nil), d.clusterDNS...)
-		if d.clusterDomain != "" {
-			cluster := []string{pod.Namespace + ".svc." + d.clusterDomain, "svc." + d.clusterDomain, d.clusterDomain}
+	case usesClusterDNS(pod) && len(d.ClusterDNS) > 0:
+		cfg.Servers = append([]string(nil), d.ClusterDNS...)
+		if d.ClusterDomain != "" {
+			cluster := []string{pod.Namespace + ".svc." + d.ClusterDomain, "svc." + d.ClusterDomain, d.ClusterDomain}
 			cfg.Searches = appendMissing(nil, append(cluster, cfg.Searches...)...)
 		}
 		cfg.Options = []string{"ndots:5"}
-	case d.path == "":
+	case d.Path == "":
 		// No resolv.conf: the node itself is the resolver.
 		cfg.Servers = nil
-		for _, ip := range d.nodeIPs {
+		for _, ip := range d.NodeIPs {
 			if strings.Contains(ip, ":") {
 				cfg.Servers = append(cfg.Servers, "::1")
 			} else {
@@ -205,38 +205,4 @@ func appendMissing(list []string, items ...string) []string {
 		}
 	}
 	return list
-}
-
-// sandboxConfigFor composes the pod's DNS configuration and sandbox config. When the sandbox is
-// about to be created, it reports what the kubelet reports then: MissingClusterDNS when the pod
-// asks for cluster DNS the node lacks, DNSConfigForming when a limit cut the configuration.
-func (p *Provider) sandboxConfigFor(pod *v1.Pod, attempt uint32, creating bool) (*runtimeapi.PodSandboxConfig, error) {
-	dns, warnings, err := p.dns.forPodReport(pod)
-	if err != nil {
-		p.podLog(pod).WithError(err).Warn("pod DNS configuration")
-		p.podEvent(pod, v1.EventTypeWarning, "DNSConfigForming", "%v", err)
-		dns = nil
-	}
-	if creating {
-		if p.dns.missingClusterDNS(pod) {
-			p.podEvent(pod, v1.EventTypeWarning, "MissingClusterDNS",
-				"pod: %q. kubelet does not have ClusterDNS IP configured and cannot create Pod using %q policy. Falling back to %q policy.",
-				podRef(pod), v1.DNSClusterFirst, v1.DNSDefault)
-		}
-		for _, w := range warnings {
-			p.podEvent(pod, v1.EventTypeWarning, "DNSConfigForming", "%s", w)
-		}
-	}
-	userns, err := p.podUsernsOptions(pod)
-	if err != nil {
-		return nil, err
-	}
-	return sandboxConfig(sandboxEnv{
-		NodeName:      p.cfg.NodeName,
-		PodLogRoot:    p.cfg.PodLogRoot,
-		CgroupRoot:    p.cfg.CgroupRoot,
-		ClusterDomain: p.cfg.ClusterDomain,
-		DNS:           dns,
-		Userns:        userns,
-	}, pod, attempt)
 }

@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"bytes"
@@ -18,11 +18,11 @@ import (
 	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
-// go test ./provider -run Golden -update rewrites the golden files from the current output
+// go test ./provider/translate -run Golden -update rewrites the golden files from the current output
 // (internal/golden).
 
 // sandboxGoldenCase is one testdata/sandbox/*.yaml file: a pod and the node settings the
-// translation reads. DNS comes from testdata/resolv.conf through dnsSource.forPod.
+// translation reads. DNS comes from testdata/resolv.conf through DNSSource.forPod.
 type sandboxGoldenCase struct {
 	Attempt       uint32   `json:"attempt"`
 	NodeName      string   `json:"nodeName"`
@@ -33,7 +33,7 @@ type sandboxGoldenCase struct {
 	Pod           v1.Pod   `json:"pod"`
 	// RuntimeHandler is the handler of the pod's RuntimeClass, on a runtime reporting
 	// containerd 2.x's handlers (containerd2Status).
-	RuntimeHandler string `json:"runtimeHandler"`
+	RuntimeHandler string `json:"RuntimeHandler"`
 	// WantError is the error expected instead of a config.
 	WantError string `json:"wantError"`
 }
@@ -41,15 +41,15 @@ type sandboxGoldenCase struct {
 // goldenUserns is the pod's UsernsOptions as podUsernsOptions decides them on a runtime with
 // containerd 2.x's handlers; a pod with its own user namespace gets the second range.
 func goldenUserns(pod *v1.Pod, handler string) (*runtimeapi.UserNamespace, error) {
-	caps := capabilitiesOf(containerd2Status())
-	req, err := usernsRequestFor(pod, handler, &caps)
+	caps := CapabilitiesOf(containerd2Status())
+	req, err := UsernsRequestFor(pod, handler, &caps)
 	if err != nil {
 		return nil, err
 	}
-	if req == usernsPod {
-		return podUserns(idRange{First: 2 * usernsIDsPerPod, Length: usernsIDsPerPod}), nil
+	if req == UsernsPod {
+		return PodUserns(IDRange{First: 2 * idsPerPod, Length: idsPerPod}), nil
 	}
-	return nodeUserns(), nil
+	return NodeUserns(), nil
 }
 
 // goldenMounts are the CRI mounts of the container's volume mounts as the volume manager gives
@@ -63,8 +63,8 @@ func goldenMounts(pod *v1.Pod, c *v1.Container, handler string) ([]*runtimeapi.M
 			Readonly:      vm.ReadOnly,
 		})
 	}
-	caps := capabilitiesOf(containerd2Status())
-	if err := applyRecursiveReadOnly(c, out, caps.supportsRecursiveReadOnly(handler)); err != nil {
+	caps := CapabilitiesOf(containerd2Status())
+	if err := ApplyRecursiveReadOnly(c, out, caps.SupportsRecursiveReadOnly(handler)); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -80,16 +80,16 @@ type containerGoldenCase struct {
 	RestartCount int    `json:"restartCount"`
 	Owner        string `json:"owner"`
 	Pod          v1.Pod `json:"pod"`
-	// Env, when given, is the resolved environment (as resolveEnv would give it); otherwise
+	// Env, when given, is the resolved environment (as ResolveEnv would give it); otherwise
 	// the container's literal env.
 	Env []v1.EnvVar `json:"env"`
 	// ImageUID and ImageUser are the image's default user.
 	ImageUID  *int64 `json:"imageUID"`
-	ImageUser string `json:"imageUser"`
+	ImageUser string `json:"ImageUser"`
 	// WantError is the CreateContainerConfigError message expected instead of a config.
 	WantError string `json:"wantError"`
 	// RuntimeHandler is the handler of the pod's RuntimeClass (see sandboxGoldenCase).
-	RuntimeHandler string `json:"runtimeHandler"`
+	RuntimeHandler string `json:"RuntimeHandler"`
 	// MountVolumes gives the container the mounts of its volumeMounts (goldenMounts).
 	MountVolumes bool `json:"mountVolumes"`
 }
@@ -156,7 +156,7 @@ func TestSandboxConfigGolden(t *testing.T) {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			var tc sandboxGoldenCase
 			readYAML(t, in, &tc)
-			env := sandboxEnv{NodeName: tc.NodeName, PodLogRoot: tc.PodLogRoot, CgroupRoot: tc.CgroupRoot, ClusterDomain: tc.ClusterDomain}
+			env := SandboxEnv{NodeName: tc.NodeName, PodLogRoot: tc.PodLogRoot, CgroupRoot: tc.CgroupRoot, ClusterDomain: tc.ClusterDomain}
 			if env.NodeName == "" {
 				env.NodeName = "vk-node-1"
 			}
@@ -166,7 +166,7 @@ func TestSandboxConfigGolden(t *testing.T) {
 			if env.CgroupRoot == "" {
 				env.CgroupRoot = "/"
 			}
-			dns, err := dnsSource{path: filepath.Join("testdata", "resolv.conf"), clusterDNS: tc.ClusterDNS, clusterDomain: tc.ClusterDomain}.forPod(&tc.Pod)
+			dns, err := DNSSource{Path: filepath.Join("testdata", "resolv.conf"), ClusterDNS: tc.ClusterDNS, ClusterDomain: tc.ClusterDomain}.ForPod(&tc.Pod)
 			if err != nil {
 				t.Fatalf("forPod: %v", err)
 			}
@@ -182,13 +182,13 @@ func TestSandboxConfigGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("user namespace: %v", err)
 			}
-			cfg, err := sandboxConfig(env, &tc.Pod, tc.Attempt)
+			cfg, err := SandboxConfig(env, &tc.Pod, tc.Attempt)
 			if err != nil {
-				t.Fatalf("sandboxConfig: %v", err)
+				t.Fatalf("SandboxConfig: %v", err)
 			}
 			checkGolden(t, goldenPath(in), protoJSON(t, cfg))
 			if !equalPods(before, &tc.Pod) {
-				t.Errorf("sandboxConfig modified the pod")
+				t.Errorf("SandboxConfig modified the pod")
 			}
 		})
 	}
@@ -209,13 +209,13 @@ func TestContainerConfigGolden(t *testing.T) {
 			}
 			env := literalEnv(c)
 			if tc.Env != nil {
-				env = containerEnvironment{Values: map[string]string{}}
+				env = ContainerEnvironment{Values: map[string]string{}}
 				for _, kv := range tc.Env {
 					env.List = append(env.List, &runtimeapi.KeyValue{Key: kv.Name, Value: []byte(kv.Value)})
 					env.Values[kv.Name] = kv.Value
 				}
 			}
-			node := nodeFacts{MemoryCapacity: 8 << 30, SeccompRoot: "/var/lib/vk-cri/seccomp"}
+			node := NodeFacts{MemoryCapacity: 8 << 30, SeccompRoot: "/var/lib/vk-cri/seccomp"}
 			// As prepareContainer: the mounts first, then the user namespace.
 			var mounts []*runtimeapi.Mount
 			var err error
@@ -228,20 +228,20 @@ func TestContainerConfigGolden(t *testing.T) {
 			}
 			var cfg *runtimeapi.ContainerConfig
 			if err == nil {
-				cfg, err = containerConfig(node, containerInput{
+				cfg, err = ContainerConfig(node, ContainerInput{
 					Owner: owner, Pod: &tc.Pod, Container: c, ImageRef: tc.ImageRef, RestartCount: tc.RestartCount,
-					Env: env, Image: imageUser{UID: tc.ImageUID, Username: tc.ImageUser}, TargetID: tc.TargetID,
+					Env: env, Image: ImageUser{UID: tc.ImageUID, Username: tc.ImageUser}, TargetID: tc.TargetID,
 					Mounts: mounts, Userns: userns,
 				})
 			}
 			if tc.WantError != "" {
 				if err == nil || err.Error() != tc.WantError {
-					t.Fatalf("containerConfig error = %v, want %q", err, tc.WantError)
+					t.Fatalf("ContainerConfig error = %v, want %q", err, tc.WantError)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("containerConfig: %v", err)
+				t.Fatalf("ContainerConfig: %v", err)
 			}
 			checkGolden(t, goldenPath(in), protoJSON(t, cfg))
 		})
@@ -256,8 +256,11 @@ func findSpecContainer(pod *v1.Pod, name string) *v1.Container {
 			}
 		}
 	}
-	if ec := ephemeralSpec(pod, name); ec != nil {
-		return ephemeralAsContainer(ec)
+	for i := range pod.Spec.EphemeralContainers {
+		if ec := &pod.Spec.EphemeralContainers[i]; ec.Name == name {
+			// An ephemeral container runs as a container with the same fields.
+			return (*v1.Container)(&ec.EphemeralContainerCommon)
+		}
 	}
 	return nil
 }
@@ -340,8 +343,8 @@ func TestPodCgroupParent(t *testing.T) {
 }
 
 func TestPodLogDir(t *testing.T) {
-	if got, want := podLogDir("/var/log/pods", testPod()), "/var/log/pods/default_web_uid-1"; got != want {
-		t.Errorf("podLogDir = %q, want %q", got, want)
+	if got, want := PodLogDir("/var/log/pods", testPod()), "/var/log/pods/default_web_uid-1"; got != want {
+		t.Errorf("PodLogDir = %q, want %q", got, want)
 	}
 }
 
@@ -392,32 +395,32 @@ func TestAnyPrivileged(t *testing.T) {
 
 func TestContainerHash(t *testing.T) {
 	base := ctr("a")
-	h := containerHash(&base)
+	h := ContainerHash(&base)
 	if h == "" {
 		t.Fatal("empty hash")
 	}
-	if again := containerHash(&base); again != h {
+	if again := ContainerHash(&base); again != h {
 		t.Errorf("hash not stable: %q then %q", h, again)
 	}
 	other := base
 	other.Image = "a:2.0"
-	if containerHash(&other) == h {
+	if ContainerHash(&other) == h {
 		t.Errorf("image change does not change the hash")
 	}
 	renamed := base
 	renamed.Name = "b"
-	if containerHash(&renamed) == h {
+	if ContainerHash(&renamed) == h {
 		t.Errorf("name change does not change the hash")
 	}
 	cmd := base
 	cmd.Command = []string{"sleep", "1"}
 	cmd.Env = []v1.EnvVar{{Name: "X", Value: "1"}}
-	if containerHash(&cmd) != h {
+	if ContainerHash(&cmd) != h {
 		t.Errorf("command/env change changes the hash; only the image may change on a live pod")
 	}
 	// The separator keeps name/image boundaries apart.
 	x, y := v1.Container{Name: "ab", Image: "c"}, v1.Container{Name: "a", Image: "bc"}
-	if containerHash(&x) == containerHash(&y) {
+	if ContainerHash(&x) == ContainerHash(&y) {
 		t.Errorf("hash(ab, c) == hash(a, bc)")
 	}
 }
@@ -433,8 +436,8 @@ func TestContainerLogPath(t *testing.T) {
 		{"init-db", 1, "init-db/1.log"},
 	}
 	for _, tc := range cases {
-		if got := containerLogPath(tc.name, tc.n); got != tc.want {
-			t.Errorf("containerLogPath(%q, %d) = %q, want %q", tc.name, tc.n, got, tc.want)
+		if got := ContainerLogPath(tc.name, tc.n); got != tc.want {
+			t.Errorf("ContainerLogPath(%q, %d) = %q, want %q", tc.name, tc.n, got, tc.want)
 		}
 	}
 }
@@ -499,7 +502,7 @@ func TestContainerSecurityContext(t *testing.T) {
 	}
 	c := ctr("a")
 	c.SecurityContext = &v1.SecurityContext{RunAsUser: ptrTo(int64(1)), ReadOnlyRootFilesystem: ptrTo(true)}
-	sc, err := containerSecurityContext(nodeFacts{}, pod, &c, imageUser{})
+	sc, err := containerSecurityContext(NodeFacts{}, pod, &c, ImageUser{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +530,7 @@ func TestContainerSecurityContext(t *testing.T) {
 
 	// No security context anywhere: the namespaces, the image's user, no seccomp confinement and
 	// the default masked and read-only paths.
-	sc, _ = containerSecurityContext(nodeFacts{}, testPod(), &v1.Container{Name: "x"}, imageUser{UID: ptrTo(int64(5)), Username: "five"})
+	sc, _ = containerSecurityContext(NodeFacts{}, testPod(), &v1.Container{Name: "x"}, ImageUser{UID: ptrTo(int64(5)), Username: "five"})
 	want := &runtimeapi.LinuxContainerSecurityContext{
 		NamespaceOptions: namespaceOptions(testPod()),
 		RunAsUser:        &runtimeapi.Int64Value{Value: 5},

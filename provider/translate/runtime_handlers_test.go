@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func containerd2Status() *runtimeapi.StatusResponse {
 }
 
 func TestRuntimeCapabilitiesNodeStatus(t *testing.T) {
-	c := capabilitiesOf(containerd2Status())
+	c := CapabilitiesOf(containerd2Status())
 	yes, no := ptrTo(true), ptrTo(false)
 	// As the reference kubelet on the same containerd reports them (kubectl get node ref).
 	want := []v1.NodeRuntimeHandler{
@@ -30,33 +30,33 @@ func TestRuntimeCapabilitiesNodeStatus(t *testing.T) {
 		{Name: "crun", Features: &v1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: no, UserNamespaces: no}},
 		{Name: "runc", Features: &v1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: yes, UserNamespaces: yes}},
 	}
-	if diff := cmp.Diff(want, c.nodeRuntimeHandlers()); diff != "" {
+	if diff := cmp.Diff(want, c.NodeRuntimeHandlers()); diff != "" {
 		t.Errorf("runtimeHandlers (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(&v1.NodeFeatures{SupplementalGroupsPolicy: yes}, c.nodeFeatures()); diff != "" {
+	if diff := cmp.Diff(&v1.NodeFeatures{SupplementalGroupsPolicy: yes}, c.NodeFeatures()); diff != "" {
 		t.Errorf("features (-want +got):\n%s", diff)
 	}
 
 	// containerd 1.6 reports neither: no handlers, no features.
-	old := capabilitiesOf(&runtimeapi.StatusResponse{Status: containerd2Status().Status})
-	if got := old.nodeRuntimeHandlers(); len(got) != 0 {
+	old := CapabilitiesOf(&runtimeapi.StatusResponse{Status: containerd2Status().Status})
+	if got := old.NodeRuntimeHandlers(); len(got) != 0 {
 		t.Errorf("runtime without handlers: runtimeHandlers %v, want none", got)
 	}
-	if got := old.nodeFeatures(); got != nil {
+	if got := old.NodeFeatures(); got != nil {
 		t.Errorf("runtime without features: features %v, want none", got)
 	}
-	var none *runtimeCapabilities
-	if none.nodeRuntimeHandlers() != nil || none.nodeFeatures() != nil {
+	var none *RuntimeCapabilities
+	if none.NodeRuntimeHandlers() != nil || none.NodeFeatures() != nil {
 		t.Error("before the first status: want no handlers and no features")
 	}
 }
 
 func TestRuntimeCapabilitiesFeatureQueries(t *testing.T) {
-	c2 := capabilitiesOf(containerd2Status())
-	c16 := capabilitiesOf(&runtimeapi.StatusResponse{})
+	c2 := CapabilitiesOf(containerd2Status())
+	c16 := CapabilitiesOf(&runtimeapi.StatusResponse{})
 	cases := []struct {
 		name        string
-		caps        *runtimeCapabilities
+		caps        *RuntimeCapabilities
 		handler     string
 		userns      bool
 		usernsErr   string
@@ -72,39 +72,13 @@ func TestRuntimeCapabilitiesFeatureQueries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, err := tc.caps.supportsUserNamespaces(tc.handler)
+			ok, err := tc.caps.SupportsUserNamespaces(tc.handler)
 			if ok != tc.userns || errString(err) != tc.usernsErr {
 				t.Errorf("supportsUserNamespaces = %v, %v; want %v, %q", ok, err, tc.userns, tc.usernsErr)
 			}
-			if got := tc.caps.supportsRecursiveReadOnly(tc.handler); got != tc.recursiveRO {
+			if got := tc.caps.SupportsRecursiveReadOnly(tc.handler); got != tc.recursiveRO {
 				t.Errorf("supportsRecursiveReadOnly = %v, want %v", got, tc.recursiveRO)
 			}
 		})
-	}
-}
-
-// Handlers and features are taken only from a ready runtime's status, as the kubelet does.
-func TestObserveRuntimeStatusOnlyWhenReady(t *testing.T) {
-	p := &Provider{}
-	notReady := containerd2Status()
-	notReady.Status.Conditions[0].Status = false
-	p.observeRuntimeStatus(notReady)
-	if p.runtimeCaps() != nil {
-		t.Fatal("took the handlers of a runtime that is not ready")
-	}
-	p.observeRuntimeStatus(containerd2Status())
-	if got := len(p.runtimeCaps().Handlers); got != 3 {
-		t.Fatalf("handlers after a ready status: %d, want 3", got)
-	}
-	np := &NodeProvider{p: p}
-	node := &v1.Node{}
-	if !np.applyRuntimeCapabilities(node) {
-		t.Error("first apply: want a change")
-	}
-	if np.applyRuntimeCapabilities(node) {
-		t.Error("second apply of the same status: want no change")
-	}
-	if len(node.Status.RuntimeHandlers) != 3 || node.Status.Features == nil {
-		t.Errorf("node status: %+v", node.Status)
 	}
 }

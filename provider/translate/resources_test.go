@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"testing"
@@ -19,10 +19,10 @@ func TestMilliCPUConversions(t *testing.T) {
 		{1500, 1536, 150000},
 		{300000, 262144, 30000000},
 	} {
-		if got := milliCPUToShares(tc.milli); got != tc.shares {
+		if got := MilliCPUToShares(tc.milli); got != tc.shares {
 			t.Errorf("shares(%dm) = %d, want %d", tc.milli, got, tc.shares)
 		}
-		if got := milliCPUToQuota(tc.milli); got != tc.quota {
+		if got := MilliCPUToQuota(tc.milli); got != tc.quota {
 			t.Errorf("quota(%dm) = %d, want %d", tc.milli, got, tc.quota)
 		}
 	}
@@ -81,11 +81,11 @@ func TestPodQOSComputedWithoutStatus(t *testing.T) {
 	q := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi")}
 	c.Resources = v1.ResourceRequirements{Requests: q, Limits: q}
 	pod := testPod(withContainers(c))
-	if got := podQOS(pod); got != v1.PodQOSGuaranteed {
+	if got := PodQOS(pod); got != v1.PodQOSGuaranteed {
 		t.Errorf("computed QoS %q, want Guaranteed", got)
 	}
 	pod.Status.QOSClass = v1.PodQOSBurstable
-	if got := podQOS(pod); got != v1.PodQOSBurstable {
+	if got := PodQOS(pod); got != v1.PodQOSBurstable {
 		t.Errorf("recorded QoS %q, want the status's Burstable", got)
 	}
 }

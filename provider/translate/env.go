@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/vk-cri/vk-cri/provider/downward"
 )
 
-// envInput is what a container's environment is computed from.
-type envInput struct {
+// EnvInput is what a container's environment is computed from.
+type EnvInput struct {
 	Pod       *v1.Pod
 	Container *v1.Container
 	// Runtime holds the sandbox's IPs and the node's, known once the sandbox runs.
@@ -25,21 +25,28 @@ type envInput struct {
 	Services []*v1.Service
 }
 
-// containerEnvironment is a container's resolved environment: the list in the order the
+// ContainerEnvironment is a container's resolved environment: the list in the order the
 // container declares it, then the service variables; and the values by name, which $(VAR) in
 // command and args expand to.
-type containerEnvironment struct {
+type ContainerEnvironment struct {
 	List   []*runtimeapi.KeyValue
 	Values map[string]string
 }
 
-// resolveEnv computes a container's environment as the kubelet does: envFrom sources first (a
+// ObjectReader reads ConfigMaps and Secrets by name; a missing one is the kubelet's NotFound
+// error.
+type ObjectReader interface {
+	ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
+	Secret(ctx context.Context, namespace, name string) (*v1.Secret, error)
+}
+
+// ResolveEnv computes a container's environment as the kubelet does: envFrom sources first (a
 // prefix prepended to each key), then env (overriding them), where literal values expand
 // $(VAR) references to earlier variables and service variables, and valueFrom reads a pod
 // field, a resource, a ConfigMap key or a Secret key. A missing object or key that is not
 // optional is an error with the kubelet's message; the container then waits with
 // CreateContainerConfigError and is retried.
-func resolveEnv(ctx context.Context, objs objectReader, in envInput) (containerEnvironment, error) {
+func ResolveEnv(ctx context.Context, objs ObjectReader, in EnvInput) (ContainerEnvironment, error) {
 	pod, c := in.Pod, in.Container
 	enableLinks := pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks
 	svcEnv := serviceEnv(in.Services, pod.Namespace, enableLinks)
@@ -57,14 +64,14 @@ func resolveEnv(ctx context.Context, objs objectReader, in envInput) (containerE
 	for _, from := range c.EnvFrom {
 		data, err := refs.envFromData(ctx, from)
 		if err != nil {
-			return containerEnvironment{}, err
+			return ContainerEnvironment{}, err
 		}
 		for _, k := range slices.Sorted(maps.Keys(data)) {
 			set(from.Prefix+k, data[k])
 		}
 	}
 
-	lookup := envLookup(values, svcEnv)
+	lookup := EnvLookup(values, svcEnv)
 	for _, e := range c.Env {
 		v := e.Value
 		switch {
@@ -75,7 +82,7 @@ func resolveEnv(ctx context.Context, objs objectReader, in envInput) (containerE
 			var err error
 			v, skip, err = refs.valueFrom(ctx, in, e.ValueFrom)
 			if err != nil {
-				return containerEnvironment{}, err
+				return ContainerEnvironment{}, err
 			}
 			if skip {
 				continue
@@ -94,12 +101,12 @@ func resolveEnv(ctx context.Context, objs objectReader, in envInput) (containerE
 			values[k] = svcEnv[k]
 		}
 	}
-	return containerEnvironment{List: list, Values: values}, nil
+	return ContainerEnvironment{List: list, Values: values}, nil
 }
 
 // envRefs reads the ConfigMaps and Secrets one container refers to, each once.
 type envRefs struct {
-	objs       objectReader
+	objs       ObjectReader
 	ns         string
 	configMaps map[string]*v1.ConfigMap
 	secrets    map[string]*v1.Secret
@@ -167,7 +174,7 @@ func (r *envRefs) envFromData(ctx context.Context, from v1.EnvFromSource) (map[s
 
 // valueFrom resolves one env valueFrom; skip is true when an optional reference is missing and
 // the variable is left out.
-func (r *envRefs) valueFrom(ctx context.Context, in envInput, src *v1.EnvVarSource) (value string, skip bool, err error) {
+func (r *envRefs) valueFrom(ctx context.Context, in EnvInput, src *v1.EnvVarSource) (value string, skip bool, err error) {
 	switch {
 	case src.FieldRef != nil:
 		v, err := downward.FieldValue(in.Pod, src.FieldRef, in.Runtime)

@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"strings"
@@ -16,24 +16,24 @@ func TestVerifyRunAsNonRoot(t *testing.T) {
 		name    string
 		pod     *v1.PodSecurityContext
 		c       *v1.SecurityContext
-		img     imageUser
+		img     ImageUser
 		wantErr string
 	}{
-		{name: "not asked", img: imageUser{UID: uid(0)}},
-		{name: "runAsNonRoot false", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(false)}, img: imageUser{UID: uid(0)}},
-		{name: "image root", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true)}, img: imageUser{UID: uid(0)},
+		{name: "not asked", img: ImageUser{UID: uid(0)}},
+		{name: "runAsNonRoot false", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(false)}, img: ImageUser{UID: uid(0)}},
+		{name: "image root", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true)}, img: ImageUser{UID: uid(0)},
 			wantErr: `container has runAsNonRoot and image will run as root (pod: "web_default(uid-1)", container: app)`},
-		{name: "pod-level runAsNonRoot applies", pod: &v1.PodSecurityContext{RunAsNonRoot: ptrTo(true)}, img: imageUser{UID: uid(0)},
+		{name: "pod-level runAsNonRoot applies", pod: &v1.PodSecurityContext{RunAsNonRoot: ptrTo(true)}, img: ImageUser{UID: uid(0)},
 			wantErr: "image will run as root"},
-		{name: "image non-root", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true)}, img: imageUser{UID: uid(1000)}},
-		{name: "named image user", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true)}, img: imageUser{Username: "app"},
+		{name: "image non-root", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true)}, img: ImageUser{UID: uid(1000)}},
+		{name: "named image user", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true)}, img: ImageUser{Username: "app"},
 			wantErr: "image has non-numeric user (app), cannot verify user is non-root"},
-		{name: "runAsUser 0", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo(int64(0))}, img: imageUser{UID: uid(1000)},
+		{name: "runAsUser 0", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo(int64(0))}, img: ImageUser{UID: uid(1000)},
 			wantErr: `container's runAsUser breaks non-root policy (pod: "web_default(uid-1)", container: app)`},
-		{name: "pod runAsUser non-root wins over a root image", pod: &v1.PodSecurityContext{RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo(int64(5))}, img: imageUser{UID: uid(0)}},
+		{name: "pod runAsUser non-root wins over a root image", pod: &v1.PodSecurityContext{RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo(int64(5))}, img: ImageUser{UID: uid(0)}},
 		{name: "container runAsUser wins over the pod's", pod: &v1.PodSecurityContext{RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo(int64(5))},
 			c: &v1.SecurityContext{RunAsUser: ptrTo(int64(0))}, wantErr: "breaks non-root policy"},
-		{name: "invalid image uid", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true)}, img: imageUser{UID: uid(-5)},
+		{name: "invalid image uid", c: &v1.SecurityContext{RunAsNonRoot: ptrTo(true)}, img: ImageUser{UID: uid(-5)},
 			wantErr: "image has an invalid user id (-5)"},
 	}
 	for _, tc := range cases {
@@ -86,7 +86,7 @@ func TestContainerSecurityContextMerge(t *testing.T) {
 		ProcMount:                ptrTo(v1.UnmaskedProcMount),
 		AllowPrivilegeEscalation: ptrTo(true),
 	}
-	sc, err := containerSecurityContext(nodeFacts{MaskedPaths: []string{"/x"}}, pod, c, imageUser{UID: new(int64)})
+	sc, err := containerSecurityContext(NodeFacts{MaskedPaths: []string{"/x"}}, pod, c, ImageUser{UID: new(int64)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,12 +106,12 @@ func TestContainerSecurityContextMerge(t *testing.T) {
 		t.Errorf("allowPrivilegeEscalation true sets no_new_privs")
 	}
 	c.SecurityContext = nil
-	sc, _ = containerSecurityContext(nodeFacts{MaskedPaths: []string{"/x"}}, pod, c, imageUser{})
+	sc, _ = containerSecurityContext(NodeFacts{MaskedPaths: []string{"/x"}}, pod, c, ImageUser{})
 	if diff := cmp.Diff([]string{"/x"}, sc.MaskedPaths); diff != "" {
 		t.Errorf("the node's masked paths: %s", diff)
 	}
 	pod.Spec.SecurityContext.SupplementalGroupsPolicy = ptrTo(v1.SupplementalGroupsPolicy("Bogus"))
-	if _, err := containerSecurityContext(nodeFacts{}, pod, c, imageUser{}); err == nil {
+	if _, err := containerSecurityContext(NodeFacts{}, pod, c, ImageUser{}); err == nil {
 		t.Errorf("an unknown supplementalGroupsPolicy: no error")
 	}
 }
@@ -130,16 +130,16 @@ func TestDefaultMaskedPaths(t *testing.T) {
 }
 
 func TestImageUserOf(t *testing.T) {
-	if u := imageUserOf(nil); u.UID == nil || *u.UID != 0 || u.Username != "" {
+	if u := ImageUserOf(nil); u.UID == nil || *u.UID != 0 || u.Username != "" {
 		t.Errorf("no image: %+v, want root", u)
 	}
-	if u := imageUserOf(&runtimeapi.Image{}); u.UID == nil || *u.UID != 0 {
+	if u := ImageUserOf(&runtimeapi.Image{}); u.UID == nil || *u.UID != 0 {
 		t.Errorf("image without a user: %+v, want root", u)
 	}
-	if u := imageUserOf(&runtimeapi.Image{Uid: &runtimeapi.Int64Value{Value: 7}, Username: "x"}); u.UID == nil || *u.UID != 7 || u.Username != "" {
+	if u := ImageUserOf(&runtimeapi.Image{Uid: &runtimeapi.Int64Value{Value: 7}, Username: "x"}); u.UID == nil || *u.UID != 7 || u.Username != "" {
 		t.Errorf("numeric user: %+v", u)
 	}
-	if u := imageUserOf(&runtimeapi.Image{Username: "app"}); u.UID != nil || u.Username != "app" {
+	if u := ImageUserOf(&runtimeapi.Image{Username: "app"}); u.UID != nil || u.Username != "app" {
 		t.Errorf("named user: %+v", u)
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"fmt"
@@ -11,20 +11,20 @@ import (
 	"github.com/vk-cri/vk-cri/cri"
 )
 
-// sandboxEnv is what the sandbox translation needs to know about the node, not the pod.
-type sandboxEnv struct {
+// SandboxEnv is what the sandbox translation needs to know about the node, not the pod.
+type SandboxEnv struct {
 	NodeName   string
 	PodLogRoot string // the kubelet's /var/log/pods
 	CgroupRoot string // parent of the per-QoS cgroups, "/" for the kubelet's layout
 	// ClusterDomain completes the FQDN of pods with a subdomain.
 	ClusterDomain string
 	DNS           *runtimeapi.DNSConfig
-	// Userns is the pod's user namespace (podUsernsOptions): the node's, or one of its own.
+	// Userns is the pod's user namespace (the provider's podUsernsOptions): the node's, or one of its own.
 	Userns *runtimeapi.UserNamespace
 }
 
-// podLogDir is <root>/<namespace>_<name>_<uid>, the kubelet's layout that log shippers expect.
-func podLogDir(root string, pod *v1.Pod) string {
+// PodLogDir is <root>/<namespace>_<name>_<uid>, the kubelet's layout that log shippers expect.
+func PodLogDir(root string, pod *v1.Pod) string {
 	return filepath.Join(root, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
 }
 
@@ -35,7 +35,7 @@ func podHostname(pod *v1.Pod, clusterDomain string) (string, error) {
 	if pod.Spec.HostNetwork {
 		return "", nil
 	}
-	host, domain := podHostAndDomain(pod, clusterDomain)
+	host, domain := PodHostAndDomain(pod, clusterDomain)
 	if !isTrue(pod.Spec.SetHostnameAsFQDN) || domain == "" {
 		return host, nil
 	}
@@ -49,7 +49,7 @@ func podHostname(pod *v1.Pod, clusterDomain string) (string, error) {
 // podCgroupParent is the cgroupfs path of the pod's cgroup: <root>/kubepods[/<qos>]/pod<uid>.
 // Guaranteed pods sit directly under kubepods, as with the kubelet.
 func podCgroupParent(root string, pod *v1.Pod) string {
-	return cm.Layout{Root: cm.ParseCgroupfs(root)}.Pod(podQOS(pod), pod.UID).ToCgroupfs()
+	return cm.Layout{Root: cm.ParseCgroupfs(root)}.Pod(PodQOS(pod), pod.UID).ToCgroupfs()
 }
 
 func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
@@ -133,10 +133,10 @@ func podIdentityOf(psc *v1.PodSecurityContext) processIdentity {
 	return id
 }
 
-// sandboxConfig translates a pod into the CRI sandbox config for the given attempt. The
+// SandboxConfig translates a pod into the CRI sandbox config for the given attempt. The
 // sandbox itself runs with the runtime's default seccomp profile whatever the pod asks, as with
 // the kubelet; sysctls apply to the whole pod.
-func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+func SandboxConfig(env SandboxEnv, pod *v1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
 	hostname, err := podHostname(pod, env.ClusterDomain)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func sandboxConfig(env sandboxEnv, pod *v1.Pod, attempt uint32) (*runtimeapi.Pod
 			Attempt:   attempt,
 		},
 		Hostname:     hostname,
-		LogDirectory: podLogDir(env.PodLogRoot, pod),
+		LogDirectory: PodLogDir(env.PodLogRoot, pod),
 		DnsConfig:    env.DNS,
 		PortMappings: portMappings(pod),
 		Labels:       cri.SandboxLabels(pod, env.NodeName),

@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"fmt"
@@ -23,9 +23,9 @@ var baseMaskedPaths = []string{
 	"/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
 }
 
-// imageUser is the user an image runs as by default: a numeric UID, or a name the runtime
+// ImageUser is the user an image runs as by default: a numeric UID, or a name the runtime
 // resolves inside the image.
-type imageUser struct {
+type ImageUser struct {
 	UID      *int64
 	Username string
 }
@@ -67,7 +67,7 @@ func effectiveSecurityContext(pod *v1.Pod, c *v1.Container) *v1.SecurityContext 
 // (the image's user when none is set), groups (fsGroup first), capabilities, privileged,
 // read-only root, no_new_privs, seccomp, AppArmor, masked and read-only /proc paths, and the
 // namespaces shared with the pod.
-func containerSecurityContext(node nodeFacts, pod *v1.Pod, c *v1.Container, img imageUser) (*runtimeapi.LinuxContainerSecurityContext, error) {
+func containerSecurityContext(node NodeFacts, pod *v1.Pod, c *v1.Container, img ImageUser) (*runtimeapi.LinuxContainerSecurityContext, error) {
 	esc := effectiveSecurityContext(pod, c)
 	sc := &runtimeapi.LinuxContainerSecurityContext{
 		NamespaceOptions: namespaceOptions(pod),
@@ -153,7 +153,7 @@ func appArmorProfile(p *v1.AppArmorProfile) *runtimeapi.SecurityProfile {
 	return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}
 }
 
-func maskedPaths(node nodeFacts, pm *v1.ProcMountType) []string {
+func maskedPaths(node NodeFacts, pm *v1.ProcMountType) []string {
 	if pm != nil && *pm == v1.UnmaskedProcMount {
 		return []string{}
 	}
@@ -188,12 +188,12 @@ func DefaultMaskedPaths(exists func(string) bool) []string {
 
 // verifyRunAsNonRoot refuses a container that must not run as root but would: by its own or
 // the pod's runAsUser, or by the image's user. A named image user cannot be checked.
-func verifyRunAsNonRoot(pod *v1.Pod, c *v1.Container, img imageUser) error {
+func verifyRunAsNonRoot(pod *v1.Pod, c *v1.Container, img ImageUser) error {
 	esc := effectiveSecurityContext(pod, c)
 	if !isTrue(esc.RunAsNonRoot) {
 		return nil
 	}
-	who := podRef(pod)
+	who := PodRef(pod)
 	if esc.RunAsUser != nil {
 		if *esc.RunAsUser == 0 {
 			return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", who, c.Name)
@@ -214,7 +214,32 @@ func verifyRunAsNonRoot(pod *v1.Pod, c *v1.Container, img imageUser) error {
 	return nil
 }
 
-// podRef names a pod the way the kubelet's messages do: name_namespace(uid).
-func podRef(pod *v1.Pod) string {
+// PodRef names a pod the way the kubelet's messages do: name_namespace(uid).
+func PodRef(pod *v1.Pod) string {
 	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
+// TargetPIDNamespace makes a container with a private PID namespace join the target's instead;
+// one that shares the pod's or the node's keeps it, as with the kubelet.
+func TargetPIDNamespace(sc *runtimeapi.LinuxContainerSecurityContext, targetID string) {
+	if targetID == "" || sc == nil || sc.NamespaceOptions == nil {
+		return
+	}
+	if sc.NamespaceOptions.Pid == runtimeapi.NamespaceMode_CONTAINER {
+		sc.NamespaceOptions.Pid = runtimeapi.NamespaceMode_TARGET
+		sc.NamespaceOptions.TargetId = targetID
+	}
+}
+
+// ImageUserOf is the user an image runs as: its numeric UID, else its user name, else root
+// (an image that names no user runs as root).
+func ImageUserOf(img *runtimeapi.Image) ImageUser {
+	switch {
+	case img != nil && img.Uid != nil:
+		uid := img.Uid.Value
+		return ImageUser{UID: &uid}
+	case img != nil && img.Username != "":
+		return ImageUser{Username: img.Username}
+	}
+	return ImageUser{UID: new(int64)}
 }

@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"fmt"
@@ -12,21 +12,21 @@ import (
 	"github.com/vk-cri/vk-cri/cri"
 )
 
-// containerHash identifies the parts of a container spec that may change while the pod lives
+// ContainerHash identifies the parts of a container spec that may change while the pod lives
 // (only the image can); a running container whose hash differs is restarted, as the kubelet does.
-func containerHash(c *v1.Container) string {
+func ContainerHash(c *v1.Container) string {
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s\x00%s", c.Name, c.Image)
 	return strconv.FormatUint(uint64(h.Sum32()), 16)
 }
 
-// containerLogPath is relative to the sandbox's log directory: <name>/<restartCount>.log.
-func containerLogPath(name string, restartCount int) string {
+// ContainerLogPath is relative to the sandbox's log directory: <name>/<restartCount>.log.
+func ContainerLogPath(name string, restartCount int) string {
 	return filepath.Join(name, fmt.Sprintf("%d.log", restartCount))
 }
 
-// nodeFacts are the node's settings a container's translation reads.
-type nodeFacts struct {
+// NodeFacts are the node's settings a container's translation reads.
+type NodeFacts struct {
 	// MemoryCapacity is the node's memory in bytes, the base of the Burstable OOM score.
 	MemoryCapacity int64
 	// MaskedPaths are the host's default masked paths; nil means the base list.
@@ -35,27 +35,27 @@ type nodeFacts struct {
 	SeccompRoot string
 }
 
-// containerInput is one start of one container: the facts found at the time of the start.
-type containerInput struct {
+// ContainerInput is one start of one container: the facts found at the time of the start.
+type ContainerInput struct {
 	Owner        string
 	Pod          *v1.Pod
 	Container    *v1.Container
 	ImageRef     string
 	RestartCount int
-	Env          containerEnvironment
-	Image        imageUser
+	Env          ContainerEnvironment
+	Image        ImageUser
 	Mounts       []*runtimeapi.Mount
 	// TargetID, for an ephemeral container with a target, is the runtime ID of the container
 	// whose process namespace it joins.
 	TargetID string
-	// Userns is the pod's user namespace, the sandbox's (podUsernsOptions).
+	// Userns is the pod's user namespace, the sandbox's (the provider's podUsernsOptions).
 	Userns *runtimeapi.UserNamespace
 }
 
-// containerConfig translates one container of a pod into its CRI config. It refuses a
+// ContainerConfig translates one container of a pod into its CRI config. It refuses a
 // container whose runAsNonRoot the image breaks, or whose security context cannot be
 // expressed; the error is the container's CreateContainerConfigError message.
-func containerConfig(node nodeFacts, in containerInput) (*runtimeapi.ContainerConfig, error) {
+func ContainerConfig(node NodeFacts, in ContainerInput) (*runtimeapi.ContainerConfig, error) {
 	pod, c := in.Pod, in.Container
 	if err := verifyRunAsNonRoot(pod, c, in.Image); err != nil {
 		return nil, err
@@ -65,35 +65,35 @@ func containerConfig(node nodeFacts, in containerInput) (*runtimeapi.ContainerCo
 		return nil, err
 	}
 	sc.NamespaceOptions.UsernsOptions = in.Userns
-	targetPIDNamespace(sc, in.TargetID)
-	lookup := envLookup(in.Env.Values)
+	TargetPIDNamespace(sc, in.TargetID)
+	lookup := EnvLookup(in.Env.Values)
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(in.RestartCount)},
 		Image:       &runtimeapi.ImageSpec{Image: in.ImageRef, UserSpecifiedImage: c.Image},
-		Command:     expandAll(c.Command, lookup),
-		Args:        expandAll(c.Args, lookup),
+		Command:     ExpandAll(c.Command, lookup),
+		Args:        ExpandAll(c.Args, lookup),
 		WorkingDir:  c.WorkingDir,
 		Envs:        in.Env.List,
 		Mounts:      in.Mounts,
 		Labels:      cri.ContainerLabels(pod, c.Name, in.Owner),
-		Annotations: cri.ContainerAnnotations(pod, c, containerHash(c), in.RestartCount),
-		LogPath:     containerLogPath(c.Name, in.RestartCount),
+		Annotations: cri.ContainerAnnotations(pod, c, ContainerHash(c), in.RestartCount),
+		LogPath:     ContainerLogPath(c.Name, in.RestartCount),
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       containerResources(node, pod, c),
+			Resources:       ContainerResources(node, pod, c),
 			SecurityContext: sc,
 		},
 	}
-	idmapMounts(cfg)
+	IDMapMounts(cfg)
 	return cfg, nil
 }
 
 // literalEnv is the container's env with plain values only, unexpanded; the environment of
-// a start comes from resolveEnv.
-func literalEnv(c *v1.Container) containerEnvironment {
-	env := containerEnvironment{List: make([]*runtimeapi.KeyValue, 0, len(c.Env)), Values: map[string]string{}}
+// a start comes from ResolveEnv.
+func literalEnv(c *v1.Container) ContainerEnvironment {
+	env := ContainerEnvironment{List: make([]*runtimeapi.KeyValue, 0, len(c.Env)), Values: map[string]string{}}
 	for _, e := range c.Env {
 		if e.ValueFrom != nil {
 			continue

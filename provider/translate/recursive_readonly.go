@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// resolveRecursiveReadOnly decides whether a volume mount is made recursively read-only, as the
-// kubelet's resolveRecursiveReadOnly (kubelet_pods.go): IfPossible when the pod's handler can,
+// ResolveRecursiveReadOnly decides whether a volume mount is made recursively read-only, as the
+// kubelet's ResolveRecursiveReadOnly (kubelet_pods.go): IfPossible when the pod's handler can,
 // Enabled or an error when it cannot; a request on a writable mount or with propagation is an
 // error (the API refuses such pods already).
-func resolveRecursiveReadOnly(m v1.VolumeMount, handlerSupportsRRO bool) (bool, error) {
+func ResolveRecursiveReadOnly(m v1.VolumeMount, handlerSupportsRRO bool) (bool, error) {
 	if m.RecursiveReadOnly == nil || *m.RecursiveReadOnly == v1.RecursiveReadOnlyDisabled {
 		return false, nil
 	}
@@ -35,13 +35,13 @@ func resolveRecursiveReadOnly(m v1.VolumeMount, handlerSupportsRRO bool) (bool, 
 	}
 }
 
-// applyRecursiveReadOnly marks the CRI mounts of the container's volume mounts (mounts[i] is
+// ApplyRecursiveReadOnly marks the CRI mounts of the container's volume mounts (mounts[i] is
 // VolumeMounts[i], as the volume manager returns them) recursively read-only where
-// resolveRecursiveReadOnly says so. An error is the container's CreateContainerConfigError
+// ResolveRecursiveReadOnly says so. An error is the container's CreateContainerConfigError
 // message, in the kubelet's words (makeMounts).
-func applyRecursiveReadOnly(c *v1.Container, mounts []*runtimeapi.Mount, handlerSupportsRRO bool) error {
+func ApplyRecursiveReadOnly(c *v1.Container, mounts []*runtimeapi.Mount, handlerSupportsRRO bool) error {
 	for i, vm := range c.VolumeMounts {
-		rro, err := resolveRecursiveReadOnly(vm, handlerSupportsRRO)
+		rro, err := ResolveRecursiveReadOnly(vm, handlerSupportsRRO)
 		if err != nil {
 			return fmt.Errorf("failed to resolve recursive read-only mode: %w", err)
 		}

@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"errors"
@@ -208,7 +208,7 @@ func TestDNSForPod(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := dnsSource{path: tc.path}.forPod(tc.pod)
+			got, err := DNSSource{Path: tc.path}.ForPod(tc.pod)
 			if err != nil {
 				t.Fatalf("forPod: %v", err)
 			}
@@ -225,7 +225,7 @@ func TestDNSForPod(t *testing.T) {
 
 func TestDNSForPodMissingFile(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "absent")
-	_, err := dnsSource{path: missing}.forPod(testPod())
+	_, err := DNSSource{Path: missing}.ForPod(testPod())
 	if err == nil {
 		t.Fatal("forPod with a missing resolv.conf: no error")
 	}
@@ -240,7 +240,7 @@ func TestDNSForPodDoesNotModifyThePod(t *testing.T) {
 	pod.Spec.DNSPolicy = v1.DNSNone
 	pod.Spec.DNSConfig = &v1.PodDNSConfig{Nameservers: []string{"192.0.2.1"}, Searches: []string{"a.example"}}
 	before := pod.DeepCopy()
-	got, err := dnsSource{}.forPod(pod)
+	got, err := DNSSource{}.ForPod(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,10 +293,10 @@ func TestDNSClusterFirstWithClusterDNS(t *testing.T) {
 	if err := os.WriteFile(node, []byte("nameserver 10.0.0.2\nsearch corp.example\noptions timeout:2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := dnsSource{path: node, clusterDNS: []string{"10.96.0.10"}, clusterDomain: "cluster.local"}
+	d := DNSSource{Path: node, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local"}
 	pod := testPod()
 	pod.Spec.DNSPolicy = v1.DNSClusterFirst
-	got, warnings, err := d.forPodReport(pod)
+	got, warnings, err := d.ForPodReport(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,21 +308,21 @@ func TestDNSClusterFirstWithClusterDNS(t *testing.T) {
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" || len(warnings) > 0 {
 		t.Errorf("ClusterFirst (-want +got):\n%s warnings %v", diff, warnings)
 	}
-	if d.missingClusterDNS(pod) {
+	if d.MissingClusterDNS(pod) {
 		t.Error("missingClusterDNS with cluster DNS configured")
 	}
 	// Default on the same node keeps the node's file.
 	pod.Spec.DNSPolicy = v1.DNSDefault
-	got, _, _ = d.forPodReport(pod)
+	got, _, _ = d.ForPodReport(pod)
 	if got.Servers[0] != "10.0.0.2" || len(got.Searches) != 1 {
 		t.Errorf("Default: %v", got)
 	}
 	// Host network with plain ClusterFirst: the node's file.
 	pod.Spec.DNSPolicy, pod.Spec.HostNetwork = v1.DNSClusterFirst, true
-	if got, _, _ = d.forPodReport(pod); got.Servers[0] != "10.0.0.2" {
+	if got, _, _ = d.ForPodReport(pod); got.Servers[0] != "10.0.0.2" {
 		t.Errorf("ClusterFirst on the host network: %v", got)
 	}
-	if (dnsSource{path: node}).missingClusterDNS(testPod()) != true {
+	if (DNSSource{Path: node}).MissingClusterDNS(testPod()) != true {
 		t.Error("no cluster DNS: a ClusterFirst pod misses it")
 	}
 }
@@ -335,7 +335,7 @@ func TestDNSLimits(t *testing.T) {
 		searches = append(searches, fmt.Sprintf("s%02d.example", i))
 	}
 	pod.Spec.DNSConfig = &v1.PodDNSConfig{Nameservers: []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"}, Searches: searches}
-	got, warnings, err := dnsSource{}.forPodReport(pod)
+	got, warnings, err := DNSSource{}.ForPodReport(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestDNSLimits(t *testing.T) {
 	for i := 0; i < 31; i++ {
 		pod.Spec.DNSConfig.Searches = append(pod.Spec.DNSConfig.Searches, fmt.Sprintf("%02d%s", i, long))
 	}
-	got, warnings, _ = dnsSource{}.forPodReport(pod)
+	got, warnings, _ = DNSSource{}.ForPodReport(pod)
 	if n := len(strings.Join(got.Searches, " ")); n > 2048 || len(warnings) != 1 {
 		t.Errorf("search line of %d characters, warnings %v", n, warnings)
 	}

@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/vk-cri/vk-cri/provider/downward"
 )
 
-// fakeObjects is an objectReader over fixed maps; it counts reads.
+// fakeObjects is an ObjectReader over fixed maps; it counts reads.
 type fakeObjects struct {
 	configMaps map[string]*v1.ConfigMap
 	secrets    map[string]*v1.Secret
@@ -55,7 +55,7 @@ func secretKey(name, key string, optional bool) *v1.EnvVarSource {
 }
 
 // pairs renders an environment list as NAME=value strings in order.
-func pairs(env containerEnvironment) []string {
+func pairs(env ContainerEnvironment) []string {
 	out := make([]string, 0, len(env.List))
 	for _, kv := range env.List {
 		out = append(out, kv.Key+"="+string(kv.Value))
@@ -151,7 +151,7 @@ func TestResolveEnv(t *testing.T) {
 			c.Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}
 			pod := testPod(withContainers(c))
 			pod.Spec.EnableServiceLinks = tc.links
-			got, err := resolveEnv(context.Background(), envFixture(), envInput{
+			got, err := ResolveEnv(context.Background(), envFixture(), EnvInput{
 				Pod:       pod,
 				Container: &pod.Spec.Containers[0],
 				Runtime:   downward.RuntimeInfo{PodIPs: []string{"10.88.0.5"}, HostIPs: []string{"192.168.1.2"}},
@@ -204,7 +204,7 @@ func TestResolveEnvServiceVariables(t *testing.T) {
 	services := []*v1.Service{svc("default", "db", "10.96.0.7", v1.ServicePort{Port: 5432})}
 	c := v1.Container{Name: "app", Env: []v1.EnvVar{{Name: "DB_SERVICE_PORT", Value: "mine"}}}
 	pod := testPod(withContainers(c))
-	got, err := resolveEnv(context.Background(), envFixture(), envInput{Pod: pod, Container: &pod.Spec.Containers[0], Services: services})
+	got, err := ResolveEnv(context.Background(), envFixture(), EnvInput{Pod: pod, Container: &pod.Spec.Containers[0], Services: services})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestResolveEnvReadsEachObjectOnce(t *testing.T) {
 		{Name: "D", ValueFrom: secretKey("sec", "color", false)},
 	}, EnvFrom: []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}}}
 	pod := testPod(withContainers(c))
-	if _, err := resolveEnv(context.Background(), objs, envInput{Pod: pod, Container: &pod.Spec.Containers[0]}); err != nil {
+	if _, err := ResolveEnv(context.Background(), objs, EnvInput{Pod: pod, Container: &pod.Spec.Containers[0]}); err != nil {
 		t.Fatal(err)
 	}
 	if objs.reads != 2 {
@@ -237,7 +237,7 @@ func TestResolveEnvReadsEachObjectOnce(t *testing.T) {
 func TestResolveEnvWithoutObjectSource(t *testing.T) {
 	c := v1.Container{Name: "app", Env: []v1.EnvVar{{Name: "A", ValueFrom: cmKey("cfg", "x", false)}}}
 	pod := testPod(withContainers(c))
-	_, err := resolveEnv(context.Background(), nil, envInput{Pod: pod, Container: &pod.Spec.Containers[0]})
+	_, err := ResolveEnv(context.Background(), nil, EnvInput{Pod: pod, Container: &pod.Spec.Containers[0]})
 	if want := "couldn't get configMap default/cfg, no kubeClient defined"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}

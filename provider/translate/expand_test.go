@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestExpandVars(t *testing.T) {
-	vars := envLookup(map[string]string{"A": "1", "EMPTY": "", "B": "$(A)"}, map[string]string{"A": "shadowed", "SVC": "10.0.0.1"})
+	vars := EnvLookup(map[string]string{"A": "1", "EMPTY": "", "B": "$(A)"}, map[string]string{"A": "shadowed", "SVC": "10.0.0.1"})
 	cases := []struct{ in, want string }{
 		{"plain", "plain"},
 		{"$(A)", "1"},
@@ -33,11 +33,11 @@ func TestExpandVars(t *testing.T) {
 }
 
 func TestExpandAll(t *testing.T) {
-	vars := envLookup(map[string]string{"X": "y"})
-	if got := expandAll(nil, vars); got != nil {
-		t.Errorf("expandAll(nil) = %v", got)
+	vars := EnvLookup(map[string]string{"X": "y"})
+	if got := ExpandAll(nil, vars); got != nil {
+		t.Errorf("ExpandAll(nil) = %v", got)
 	}
-	if got, want := expandAll([]string{"echo", "$(X)", "$$(X)"}, vars), []string{"echo", "y", "$(X)"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("expandAll = %v, want %v", got, want)
+	if got, want := ExpandAll([]string{"echo", "$(X)", "$$(X)"}, vars), []string{"echo", "y", "$(X)"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ExpandAll = %v, want %v", got, want)
 	}
 }

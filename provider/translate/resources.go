@@ -1,4 +1,4 @@
-package provider
+package translate
 
 import (
 	v1 "k8s.io/api/core/v1"
@@ -9,11 +9,11 @@ import (
 
 // CPU and OOM constants of the kubelet's cgroup translation.
 const (
-	minShares      = 2
-	maxShares      = 262144
-	sharesPerCPU   = 1024
-	cfsPeriod      = 100000 // µs
-	minCFSQuota    = 1000   // µs
+	MinShares      = 2
+	MaxShares      = 262144
+	SharesPerCPU   = 1024
+	CFSPeriod      = 100000 // µs
+	MinCFSQuota    = 1000   // µs
 	guaranteedOOM  = -997
 	bestEffortOOM  = 1000
 	burstableFloor = 1000 + guaranteedOOM
@@ -23,16 +23,16 @@ const (
 	systemCriticalPriority = 2000000000
 )
 
-// podQOS is the pod's QoS class: the one the API server recorded, else computed from the spec.
-func podQOS(pod *v1.Pod) v1.PodQOSClass {
+// PodQOS is the pod's QoS class: the one the API server recorded, else computed from the spec.
+func PodQOS(pod *v1.Pod) v1.PodQOSClass {
 	return qos.GetPodQOS(pod)
 }
 
-// containerResources translates a container's requests and limits into CRI's cgroup settings:
+// ContainerResources translates a container's requests and limits into CRI's cgroup settings:
 // cpu shares from the request (the limit when there is no request), CFS quota over a 100 ms
 // period from the limit, the memory limit, and the OOM score adjustment of the pod's QoS class.
 // Without a container limit, a pod-level limit applies.
-func containerResources(node nodeFacts, pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
+func ContainerResources(node NodeFacts, pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
 	podLevel := resourcehelper.IsPodLevelResourcesSet(pod)
 	cpuLimit := c.Resources.Limits.Cpu()
 	memLimit := c.Resources.Limits.Memory()
@@ -49,9 +49,9 @@ func containerResources(node nodeFacts, pod *v1.Pod, c *v1.Container) *runtimeap
 		cpuRequest = &q
 	}
 	r := &runtimeapi.LinuxContainerResources{
-		CpuShares:   milliCPUToShares(cpuRequest.MilliValue()),
-		CpuPeriod:   cfsPeriod,
-		CpuQuota:    milliCPUToQuota(cpuLimit.MilliValue()),
+		CpuShares:   MilliCPUToShares(cpuRequest.MilliValue()),
+		CpuPeriod:   CFSPeriod,
+		CpuQuota:    MilliCPUToQuota(cpuLimit.MilliValue()),
 		OomScoreAdj: oomScoreAdj(pod, c, node.MemoryCapacity),
 	}
 	if v := memLimit.Value(); v != 0 {
@@ -60,18 +60,22 @@ func containerResources(node nodeFacts, pod *v1.Pod, c *v1.Container) *runtimeap
 	return r
 }
 
-func milliCPUToShares(milli int64) int64 {
+// MilliCPUToShares is the cpu.shares of a CPU request in millicores, as the kubelet computes
+// them (pkg/kubelet/cm/helpers_linux.go MilliCPUToShares): at least MinShares, at most MaxShares.
+func MilliCPUToShares(milli int64) int64 {
 	if milli == 0 {
-		return minShares
+		return MinShares
 	}
-	return min(max(milli*sharesPerCPU/1000, minShares), maxShares)
+	return min(max(milli*SharesPerCPU/1000, MinShares), MaxShares)
 }
 
-func milliCPUToQuota(milli int64) int64 {
+// MilliCPUToQuota is the CFS quota of a CPU limit in millicores over a CFSPeriod, at least
+// MinCFSQuota; no limit is 0 (pkg/kubelet/cm/helpers_linux.go MilliCPUToQuota).
+func MilliCPUToQuota(milli int64) int64 {
 	if milli == 0 {
 		return 0
 	}
-	return max(milli*cfsPeriod/1000, minCFSQuota)
+	return max(milli*CFSPeriod/1000, MinCFSQuota)
 }
 
 // oomScoreAdj is the kubelet's heuristic: Guaranteed and node-critical pods -997, BestEffort
@@ -81,7 +85,7 @@ func oomScoreAdj(pod *v1.Pod, c *v1.Container, memoryCapacity int64) int64 {
 	if isNodeCritical(pod) {
 		return guaranteedOOM
 	}
-	switch podQOS(pod) {
+	switch PodQOS(pod) {
 	case v1.PodQOSGuaranteed:
 		return guaranteedOOM
 	case v1.PodQOSBestEffort:
@@ -129,7 +133,15 @@ func unclaimedPodMemoryPerContainer(pod *v1.Pod) int64 {
 
 // isInitSidecar reports whether c is one of the pod's restartable init containers.
 func isInitSidecar(pod *v1.Pod, c *v1.Container) bool {
-	return isSidecar(c) && isInitName(pod, c.Name)
+	if c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+		return false
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == c.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // isNodeCritical: a pod of the system-node-critical class with a system-critical priority
