@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -150,7 +151,7 @@ func computePodActions(pod *v1.Pod, rt *podRuntime, bo restartBackoff, probes pr
 				kept++
 			}
 		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
-			if !shouldRestart(c, pod, cur.ExitCode) {
+			if !podspec.ShouldRestart(c, pod, cur.ExitCode) {
 				continue
 			}
 			if period, remaining, ok := inBackoff(bo, pod, c.Name, cur); ok {
@@ -178,7 +179,7 @@ func regularContainersDone(pod *v1.Pod, rt *podRuntime) bool {
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cur := rt.latest(c.Name)
-		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || shouldRestart(c, pod, cur.ExitCode) {
+		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED || podspec.ShouldRestart(c, pod, cur.ExitCode) {
 			return false
 		}
 	}
@@ -188,7 +189,7 @@ func regularContainersDone(pod *v1.Pod, rt *podRuntime) bool {
 func sidecarRunning(pod *v1.Pod, rt *podRuntime) bool {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if cur := rt.latest(c.Name); isSidecar(c) && cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		if cur := rt.latest(c.Name); podspec.IsSidecar(c) && cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			return true
 		}
 	}
@@ -209,7 +210,7 @@ func sandboxActions(pod *v1.Pod, rt *podRuntime, sb *sandboxState, a podActions)
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cur := rt.latest(c.Name)
-		if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && !shouldRestart(c, pod, cur.ExitCode) {
+		if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && !podspec.ShouldRestart(c, pod, cur.ExitCode) {
 			continue
 		}
 		toStart = append(toStart, i)
@@ -244,7 +245,7 @@ func initDone(pod *v1.Pod, rt *podRuntime, sb string, probes probeResults) bool 
 		switch {
 		case cur == nil:
 			return false
-		case isSidecar(c):
+		case podspec.IsSidecar(c):
 			if cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING || startupPending(c, cur, probes) {
 				return false
 			}
@@ -266,7 +267,7 @@ func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, probes 
 			a.InitToStart = i
 			return
 		case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
-			if !isSidecar(c) {
+			if !podspec.IsSidecar(c) {
 				// Resized in place while it runs (the API allows no restart policy for the
 				// resize of an init container that is not a sidecar).
 				if resizeActions(c, i, true, cur, rt, a) {
@@ -290,10 +291,10 @@ func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, probes 
 			}
 			continue
 		case cur.State == runtimeapi.ContainerState_CONTAINER_EXITED:
-			if !isSidecar(c) && cur.ExitCode == 0 {
+			if !podspec.IsSidecar(c) && cur.ExitCode == 0 {
 				continue
 			}
-			if !isSidecar(c) && !shouldRestart(c, pod, cur.ExitCode) {
+			if !podspec.IsSidecar(c) && !podspec.ShouldRestart(c, pod, cur.ExitCode) {
 				// The pod has failed; its status says so and termination stops the sandbox.
 				return
 			}
@@ -316,7 +317,7 @@ func nextInit(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, probes 
 func sidecarActions(pod *v1.Pod, rt *podRuntime, sb string, bo restartBackoff, probes probeResults, a *podActions) {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !podspec.IsSidecar(c) {
 			continue
 		}
 		cur := rt.latestIn(c.Name, sb)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -335,7 +336,7 @@ func TestContainerRefEphemeral(t *testing.T) {
 		"debugger": "spec.ephemeralContainers{debugger}",
 	}
 	for name, want := range cases {
-		if got := containerRef(pod, name, isInitName(pod, name)).FieldPath; got != want {
+		if got := containerRef(pod, name, podspec.IsInitContainer(pod, name)).FieldPath; got != want {
 			t.Errorf("containerRef(%s).FieldPath = %q, want %q", name, got, want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/logrotate"
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
@@ -26,7 +27,7 @@ func (p *Provider) execute(ctx context.Context, rec *podRecord, pod *v1.Pod, rt 
 	reasons := map[string]waitingReason{}
 	for name, r := range a.Backoff {
 		reasons[name] = r
-		p.containerEvent(pod, name, isInitName(pod, name), v1.EventTypeWarning, eventBackOff, "Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
+		p.containerEvent(pod, name, podspec.IsInitContainer(pod, name), v1.EventTypeWarning, eventBackOff, "Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID)
 	}
 	grace := containerKillGrace(pod)
 
@@ -148,15 +149,6 @@ func (p *Provider) runSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeapi.
 		p.podLog(pod).WithField("translate.RuntimeHandler", handler).Info("running pod with runtime handler")
 	}
 	return p.runtime.RunPodSandbox(ctx, cfg, handler)
-}
-
-func isInitName(pod *v1.Pod, name string) bool {
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // startContainer pulls the image as the policy says, then creates and starts one container.

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -31,7 +32,7 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initial
 	pendingInit, pendingSidecars := 0, 0
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if isSidecar(c) {
+		if podspec.IsSidecar(c) {
 			continue
 		}
 		s, ok := findStatus(init, c.Name)
@@ -44,7 +45,7 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initial
 			pendingInit++
 			continue
 		}
-		if code != 0 && !shouldRestart(c, pod, code) {
+		if code != 0 && !podspec.ShouldRestart(c, pod, code) {
 			return v1.PodFailed
 		}
 	}
@@ -52,7 +53,7 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initial
 	var unknown, running, waiting, stopped, stoppedForGood, succeeded int
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !podspec.IsSidecar(c) {
 			continue
 		}
 		s, ok := findStatus(init, c.Name)
@@ -96,7 +97,7 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initial
 		if code == 0 && s.State.Terminated != nil {
 			succeeded++
 		}
-		if !shouldRestart(c, pod, code) {
+		if !podspec.ShouldRestart(c, pod, code) {
 			stoppedForGood++
 		}
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/vk-cri/vk-cri/cm"
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	"github.com/vk-cri/vk-cri/provider/prober"
 	"github.com/vk-cri/vk-cri/provider/translate"
 )
@@ -186,7 +187,9 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		prober.WithEvents(p.probeEvent),
 		prober.WithUpdates(p.probeVerdictChanged),
 		prober.WithExecCommand(probeCommand),
-		prober.WithRestartPolicy(func(c *v1.Container, pod *v1.Pod, exitCode int32) bool { return shouldRestart(c, pod, exitCode) }),
+		prober.WithRestartPolicy(func(c *v1.Container, pod *v1.Pod, exitCode int32) bool {
+			return podspec.ShouldRestart(c, pod, exitCode)
+		}),
 	)
 	p.hooks = p.newHookRunner()
 	return p

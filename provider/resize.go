@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -290,7 +291,7 @@ func resizeInProgress(pod *v1.Pod, rt *podRuntime) bool {
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
 			c := &list[i]
-			if isInitName(pod, c.Name) && !isSidecar(c) {
+			if podspec.IsInitContainer(pod, c.Name) && !podspec.IsSidecar(c) {
 				continue
 			}
 			cur := rt.latest(c.Name)

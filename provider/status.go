@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -119,7 +120,7 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 			*st.Started = running
 			if isInit {
 				st.Ready = cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0
-				if isSidecar(c) {
+				if podspec.IsSidecar(c) {
 					st.Ready = running
 				}
 			} else {
@@ -179,10 +180,10 @@ func mayRunAgain(pod *v1.Pod, c *v1.Container, insts []*containerState) bool {
 		return true
 	}
 	cur := insts[0]
-	if !isSidecar(c) && cur.ExitCode == 0 && isInitName(pod, c.Name) {
+	if !podspec.IsSidecar(c) && cur.ExitCode == 0 && podspec.IsInitContainer(pod, c.Name) {
 		return false // an init container that succeeded is done
 	}
-	return shouldRestart(c, pod, cur.ExitCode)
+	return podspec.ShouldRestart(c, pod, cur.ExitCode)
 }
 
 // generatePodStatus computes the pod's status as the kubelet would report it.
@@ -353,7 +354,7 @@ func hasInitialized(pod *v1.Pod, st v1.PodStatus) bool {
 		return false
 	}
 	s, c := st.InitContainerStatuses[n-1], &pod.Spec.InitContainers[n-1]
-	if isSidecar(c) {
+	if podspec.IsSidecar(c) {
 		return s.State.Running != nil && s.Started != nil && *s.Started
 	}
 	for _, t := range []*v1.ContainerStateTerminated{s.LastTerminationState.Terminated, s.State.Terminated} {
@@ -443,9 +444,9 @@ func initializedCondition(pod *v1.Pod, init, regular []v1.ContainerStatus, phase
 		switch {
 		case !ok:
 			unknown = append(unknown, c.Name)
-		case isSidecar(c) && (s.Started == nil || !*s.Started):
+		case podspec.IsSidecar(c) && (s.Started == nil || !*s.Started):
 			incomplete = append(incomplete, c.Name)
-		case !isSidecar(c) && !s.Ready:
+		case !podspec.IsSidecar(c) && !s.Ready:
 			incomplete = append(incomplete, c.Name)
 		}
 	}
@@ -471,7 +472,7 @@ func containersReadyCondition(pod *v1.Pod, init, regular []v1.ContainerStatus, p
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if isSidecar(&pod.Spec.InitContainers[i]) {
+		if podspec.IsSidecar(&pod.Spec.InitContainers[i]) {
 			check(init, pod.Spec.InitContainers[i].Name)
 		}
 	}

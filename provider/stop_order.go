@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -23,7 +24,7 @@ func stopPrerequisites(pod *v1.Pod, running []string) map[string][]string {
 	var laterSidecar string
 	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
 		c := &pod.Spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !podspec.IsSidecar(c) {
 			continue
 		}
 		if isRunning[c.Name] {

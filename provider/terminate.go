@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
@@ -37,7 +38,7 @@ type stopRequest struct {
 // the grace period, then StopContainer with what is left of it (at least minStopGrace).
 func (p *Provider) stopContainer(ctx context.Context, pod *v1.Pod, r stopRequest) {
 	spec := specOf(pod, r.Name)
-	isInit := pod != nil && isInitName(pod, r.Name)
+	isInit := pod != nil && podspec.IsInitContainer(pod, r.Name)
 	if r.Events && pod != nil {
 		msg := r.Message
 		if msg == "" {

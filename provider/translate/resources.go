@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -133,15 +134,7 @@ func unclaimedPodMemoryPerContainer(pod *v1.Pod) int64 {
 
 // isInitSidecar reports whether c is one of the pod's restartable init containers.
 func isInitSidecar(pod *v1.Pod, c *v1.Container) bool {
-	if c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
-		return false
-	}
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == c.Name {
-			return true
-		}
-	}
-	return false
+	return podspec.IsSidecar(c) && podspec.IsInitContainer(pod, c.Name)
 }
 
 // isNodeCritical: a pod of the system-node-critical class with a system-critical priority

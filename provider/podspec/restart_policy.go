@@ -1,16 +1,26 @@
-package provider
+package podspec
 
 import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// isSidecar reports whether an init container is restartable (a sidecar).
-func isSidecar(c *v1.Container) bool {
+// IsSidecar reports whether an init container is restartable (a sidecar).
+func IsSidecar(c *v1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 
-// matchingRestartRule finds the first restart rule of c that matches exitCode.
-func matchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
+// IsInitContainer reports whether name is one of the pod's init containers.
+func IsInitContainer(pod *v1.Pod, name string) bool {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchingRestartRule finds the first restart rule of c that matches exitCode.
+func MatchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
 	for _, rule := range c.RestartPolicyRules {
 		if rule.ExitCodes == nil {
 			continue
@@ -36,12 +46,12 @@ func matchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRu
 	return v1.ContainerRestartRule{}, false
 }
 
-// shouldRestart decides whether a container that exited with exitCode runs again: its restart
+// ShouldRestart decides whether a container that exited with exitCode runs again: its restart
 // rules first, then its own restart policy, then the pod's (ContainerRestartRules is on by
 // default in the kubelet v1.37).
-func shouldRestart(c *v1.Container, pod *v1.Pod, exitCode int32) bool {
+func ShouldRestart(c *v1.Container, pod *v1.Pod, exitCode int32) bool {
 	if c.RestartPolicy != nil {
-		if rule, ok := matchingRestartRule(c, exitCode); ok {
+		if rule, ok := MatchingRestartRule(c, exitCode); ok {
 			switch rule.Action {
 			case v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleActionRestartAllContainers:
 				return true

@@ -1,4 +1,4 @@
-package provider
+package podspec
 
 import (
 	"testing"
@@ -18,8 +18,8 @@ func TestIsSidecar(t *testing.T) {
 		{"Never", withPolicy(ctr("a"), v1.ContainerRestartPolicyNever), false},
 	}
 	for _, tc := range cases {
-		if got := isSidecar(&tc.c); got != tc.want {
-			t.Errorf("%s: isSidecar = %v, want %v", tc.name, got, tc.want)
+		if got := IsSidecar(&tc.c); got != tc.want {
+			t.Errorf("%s: IsSidecar = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -54,7 +54,7 @@ func TestMatchingRestartRule(t *testing.T) {
 	for _, tc := range cases {
 		c := ctr("a")
 		c.RestartPolicyRules = tc.rules
-		rule, ok := matchingRestartRule(&c, tc.code)
+		rule, ok := MatchingRestartRule(&c, tc.code)
 		if (tc.wantRule != nil) != ok {
 			t.Errorf("%s: found = %v, want %v", tc.name, ok, tc.wantRule != nil)
 			continue
@@ -116,23 +116,23 @@ func TestShouldRestart(t *testing.T) {
 		{
 			name: "RestartAllContainers rule matches: the container restarts (RestartAllContainersOnContainerExits is beta, on by default in v1.37)",
 			pod:  v1.RestartPolicyNever, c: withRules(plain, never, restartAllIn42), code: 42, want: true,
-			bug: "shouldRestart only honours the Restart action; with RestartAllContainersOnContainerExits on (default in v1.36+), podutil.ContainerShouldRestart returns true for a matching RestartAllContainers rule",
+			bug: "ShouldRestart only honours the Restart action; with RestartAllContainersOnContainerExits on (default in v1.36+), podutil.ContainerShouldRestart returns true for a matching RestartAllContainers rule",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := testPod(withContainers(tc.c), withRestart(tc.pod))
-			got := shouldRestart(&pod.Spec.Containers[0], pod, tc.code)
+			got := ShouldRestart(&pod.Spec.Containers[0], pod, tc.code)
 			if tc.bug != "" {
 				diff := ""
 				if got != tc.want {
-					diff = "shouldRestart differs"
+					diff = "ShouldRestart differs"
 				}
 				knownBug(t, tc.bug, diff)
 				return
 			}
 			if got != tc.want {
-				t.Errorf("shouldRestart(pod %q, exit %d) = %v, want %v", tc.pod, tc.code, got, tc.want)
+				t.Errorf("ShouldRestart(pod %q, exit %d) = %v, want %v", tc.pod, tc.code, got, tc.want)
 			}
 		})
 	}
