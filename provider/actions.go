@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vk-cri/vk-cri/provider/podspec"
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/podspec"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // Waiting reasons the kubelet uses for containers that are not running.

@@ -568,7 +568,7 @@ func TestComputePodActions(t *testing.T) {
 			pod:  testPod(withInit(withPolicy(i1, v1.ContainerRestartPolicyOnFailure)), withContainers(a), withRestart(v1.RestartPolicyNever)),
 			rt:   rtOf(sbs(s1), exited(i1, "c-i1", "s1", 1)),
 			want: podActions{SandboxID: "s1", InitToStart: 0},
-			bug:  "nextInit looks only at the pod's restartPolicy for failed init containers, not the container's restartPolicy/restartPolicyRules (podPhase does, so the pod stays Pending forever)",
+			bug:  "nextInit looks only at the pod's restartPolicy for failed init containers, not the container's restartPolicy/restartPolicyRules (status.PodPhase does, so the pod stays Pending forever)",
 		},
 		{
 			name: "init container with restart rule matching its exit code in a Never pod is restarted",

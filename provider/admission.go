@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/node/util/sysctl"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // reasonSysctlForbidden is the kubelet's rejection reason for a pod with a sysctl it does not

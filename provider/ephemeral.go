@@ -6,6 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/status"
 )
 
 // Ephemeral containers (kubectl debug) are added to a running pod through its
@@ -85,7 +87,7 @@ func ephemeralTargetID(pod *v1.Pod, name string, rt *podRuntime) (string, error)
 func reportedEphemeral(cur, prev []v1.ContainerStatus) []v1.ContainerStatus {
 	var out []v1.ContainerStatus
 	for _, st := range cur {
-		if _, ok := findStatus(prev, st.Name); ok {
+		if _, ok := status.FindStatus(prev, st.Name); ok {
 			out = append(out, st)
 		}
 	}
@@ -172,7 +174,7 @@ func ephemeralStatuses(in statusInput) []v1.ContainerStatus {
 		// The API refuses to take an ephemeral container out of the terminated state (and
 		// would then refuse every later status of the pod): one that ended stays as it ended,
 		// as the kubelet keeps a terminated status whose container is gone.
-		if old, ok := findStatus(in.Pod.Status.EphemeralContainerStatuses, out[i].Name); ok && old.State.Terminated != nil && out[i].State.Terminated == nil {
+		if old, ok := status.FindStatus(in.Pod.Status.EphemeralContainerStatuses, out[i].Name); ok && old.State.Terminated != nil && out[i].State.Terminated == nil {
 			out[i] = old
 		}
 	}

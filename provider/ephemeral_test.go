@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vk-cri/vk-cri/provider/podspec"
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/podspec"
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // ephemeral is an ephemeral container named name (image "<name>:1.0") targeting target ("" for

@@ -1,9 +1,10 @@
 package provider
 
 import (
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // PressureAdmission decides whether a new pod may start under the node's current pressure

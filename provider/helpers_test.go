@@ -4,10 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // Shared fixtures of the provider's unit tests. Every time is derived from testT0 so that the
@@ -198,3 +199,6 @@ func knownBug(t *testing.T, bug, diff string) {
 		t.Errorf("regression of a fixed difference from the kubelet: %s\n(-kubelet +vk-cri):\n%s", bug, diff)
 	}
 }
+
+// statuses is a list of container statuses.
+func statuses(s ...v1.ContainerStatus) []v1.ContainerStatus { return s }

@@ -13,9 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // Event reasons and waiting reason of lifecycle hooks, as the kubelet records them.

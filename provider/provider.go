@@ -23,6 +23,7 @@ import (
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/provider/podspec"
 	"github.com/vk-cri/vk-cri/provider/prober"
+	"github.com/vk-cri/vk-cri/provider/status"
 	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
@@ -293,7 +294,7 @@ func (p *Provider) accept(pod *v1.Pod) {
 		// A pod found in the runtime at start-up, now claimed by the API: its last status there
 		// is where reporting resumes.
 		rec.status = pod.Status.DeepCopy()
-		rec.apiConditions = foreignConditions(pod.Status.Conditions)
+		rec.apiConditions = status.ForeignConditions(pod.Status.Conditions)
 		// A pod that finished before vk-cri restarted never runs again.
 		rec.claimedTerminal(pod)
 	}
@@ -328,7 +329,7 @@ func (p *Provider) ObserveAPIStatus(pod *v1.Pod) {
 		p.requestDeletion(rec, pod)
 	}
 	adoptEphemeralSpec(rec, pod)
-	foreign := foreignConditions(pod.Status.Conditions)
+	foreign := status.ForeignConditions(pod.Status.Conditions)
 	rec.mu.Lock()
 	changed := !equality.Semantic.DeepEqual(rec.apiConditions, foreign)
 	rec.apiConditions = foreign

@@ -3,9 +3,10 @@ package provider
 import (
 	"testing"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 func TestResolveRecursiveReadOnly(t *testing.T) {

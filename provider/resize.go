@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/nodedeclaredfeatures/features/inplacepodresize"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/vk-cri/vk-cri/provider/podspec"
 )
 
 // Events of in-place resizes, as the kubelet names them.

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // resizeUpdateTimeout bounds one UpdateContainerResources call.

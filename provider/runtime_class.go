@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // RuntimeHandlerResolver resolves a pod's runtimeClassName to the CRI runtime handler

@@ -1,9 +1,10 @@
 package provider
 
 import (
-	"github.com/vk-cri/vk-cri/provider/translate"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // sandboxConfigFor composes the pod's DNS configuration and sandbox config. When the sandbox is

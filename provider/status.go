@@ -1,25 +1,20 @@
 package provider
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/podspec"
+	"github.com/vk-cri/vk-cri/provider/status"
 )
 
-// Pod condition reasons, as the kubelet writes them.
-const (
-	reasonPodCompleted             = "PodCompleted"
-	reasonPodFailed                = "PodFailed"
-	reasonContainersNotReady       = "ContainersNotReady"
-	reasonContainersNotInitialized = "ContainersNotInitialized"
-	reasonSandboxNotReady          = "PodSandboxNotReady"
-)
+// reasonSandboxNotReady is the reason of a false PodReadyToStartContainers, as the kubelet
+// writes it.
+const reasonSandboxNotReady = "PodSandboxNotReady"
 
 // statusInput is everything status generation reads. It is a pure function of it.
 type statusInput struct {
@@ -113,7 +108,7 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 			st.Resources = containerStatusResources(c, cur, st.ContainerID, prev, applied)
 			st.AllocatedResources = allocatedContainerResources(c)
 			st.ImageID = cur.ImageRef
-			st.User = containerStatusUser(cur.User)
+			st.User = status.ContainerUser(cur.User)
 			st.RestartCount = int32(cur.RestartCount)
 			st.State = toContainerState(cur, st.ContainerID)
 			running := cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING
@@ -153,7 +148,7 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 // ephemeral: names are unique across the three).
 func previousContainerStatus(pod *v1.Pod, name string) (v1.ContainerStatus, bool) {
 	for _, list := range [][]v1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses, pod.Status.EphemeralContainerStatuses} {
-		if s, ok := findStatus(list, name); ok {
+		if s, ok := status.FindStatus(list, name); ok {
 			return s, true
 		}
 	}
@@ -224,8 +219,8 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 	// old values there), the aggregates what is allocated.
 	s.Resources, s.AllocatedResources = podStatusResources(pod, withAllocation(pod, in.Actuated), old, in.PodCgroups, podCgroupExists(in))
 
-	initialized := initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, v1.PodPending)
-	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, in.Terminal, initialized.Status == v1.ConditionTrue)
+	initialized := status.InitializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, v1.PodPending)
+	s.Phase = status.PodPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, in.Terminal, initialized.Status == v1.ConditionTrue)
 	// A pod that ran and was never going to run again keeps its last phase when re-reported.
 	if old.Phase == v1.PodSucceeded || old.Phase == v1.PodFailed {
 		s.Phase = old.Phase
@@ -237,15 +232,15 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 	if in.Failure != nil {
 		s.Phase, s.Reason, s.Message = v1.PodFailed, in.Failure.Reason, in.Failure.Message
 	}
-	initialized = initializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
-	containersReady := containersReadyCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
-	ready := readyCondition(pod, old.Conditions, containersReady)
+	initialized = status.InitializedCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
+	containersReady := status.ContainersReadyCondition(pod, s.InitContainerStatuses, s.ContainerStatuses, s.Phase)
+	ready := status.ReadyCondition(pod, old.Conditions, containersReady)
 
 	// Conditions the kubelet does not own (readiness gates, DisruptionTarget ...) are kept as
 	// others wrote them, first, as the kubelet's status manager orders them.
 	var conds []v1.PodCondition
 	for _, c := range old.Conditions {
-		if !kubeletOwnedCondition(c.Type) {
+		if !status.KubeletOwnedCondition(c.Type) {
 			conds = append(conds, c)
 		}
 	}
@@ -261,108 +256,11 @@ func generatePodStatus(in statusInput) v1.PodStatus {
 	)
 	for i := owned; i < len(conds); i++ {
 		conds[i].ObservedGeneration = pod.Generation
-		conds[i].LastTransitionTime = transitionTime(old.Conditions, conds[i], in.Now)
+		conds[i].LastTransitionTime = status.TransitionTime(old.Conditions, conds[i], in.Now)
 	}
 	s.Conditions = conds
 	limitTerminationMessages(pod, &s)
 	return s
-}
-
-// readyCondition is ContainersReady, unless a readiness gate's condition is missing or not True.
-func readyCondition(pod *v1.Pod, conds []v1.PodCondition, containersReady v1.PodCondition) v1.PodCondition {
-	ready := containersReady
-	ready.Type = v1.PodReady
-	if ready.Status != v1.ConditionTrue {
-		return ready
-	}
-	var msgs []string
-	for _, g := range pod.Spec.ReadinessGates {
-		var found *v1.PodCondition
-		for i := range conds {
-			if conds[i].Type == g.ConditionType {
-				found = &conds[i]
-			}
-		}
-		switch {
-		case found == nil:
-			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(g.ConditionType)))
-		case found.Status != v1.ConditionTrue:
-			msgs = append(msgs, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", string(g.ConditionType), found.Status))
-		}
-	}
-	if len(msgs) > 0 {
-		return v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ReadinessGatesNotReady", Message: strings.Join(msgs, ", ")}
-	}
-	return ready
-}
-
-// Reason and message of a container whose state is unknown when its pod's termination ends.
-const (
-	reasonStatusUnknown  = "ContainerStatusUnknown"
-	messageStatusUnknown = "The container could not be located when the pod was terminated"
-)
-
-// finalStatus is the status of a pod whose termination is complete, as the kubelet's status
-// manager writes it then: once the pod has initialised, a container with no terminated state is
-// reported terminated with an unknown status (exit 137); so are init containers up to the last
-// one that started; and a pod not yet in a terminal phase is Failed. Conditions stay as they were.
-//
-// Whether the pod has initialised is judged from seen, the pod's status as the API gave it with
-// the last change of its spec or metadata (its deletion), not from st: the kubelet judges from
-// the pod its pod worker was given, whose status is the API's at that moment. An init container
-// that exited 0 only because the deletion stopped it does not make the pod initialised.
-func finalStatus(pod *v1.Pod, seen, st v1.PodStatus) v1.PodStatus {
-	unknown := func() v1.ContainerState {
-		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Reason: reasonStatusUnknown, Message: messageStatusUnknown, ExitCode: 137}}
-	}
-	if hasInitialized(pod, seen) {
-		for i := range st.ContainerStatuses {
-			if st.ContainerStatuses[i].State.Terminated == nil {
-				st.ContainerStatuses[i].State = unknown()
-			}
-		}
-	}
-	last := 0
-	for i, s := range st.InitContainerStatuses {
-		if s.State.Waiting == nil || s.LastTerminationState.Terminated != nil {
-			last = i
-		}
-	}
-	for i := range st.InitContainerStatuses {
-		if i <= last && st.InitContainerStatuses[i].State.Terminated == nil {
-			st.InitContainerStatuses[i].State = unknown()
-		}
-	}
-	if st.Phase == v1.PodPending || st.Phase == v1.PodRunning || st.Phase == "" {
-		st.Phase = v1.PodFailed
-	}
-	return st
-}
-
-// hasInitialized reports whether a pod got past its init containers, judged from its status.
-func hasInitialized(pod *v1.Pod, st v1.PodStatus) bool {
-	if len(pod.Spec.InitContainers) == 0 {
-		return true
-	}
-	for _, s := range st.ContainerStatuses {
-		if s.LastTerminationState.Terminated != nil || s.State.Waiting == nil {
-			return true
-		}
-	}
-	n := len(st.InitContainerStatuses)
-	if n == 0 || n != len(pod.Spec.InitContainers) {
-		return false
-	}
-	s, c := st.InitContainerStatuses[n-1], &pod.Spec.InitContainers[n-1]
-	if podspec.IsSidecar(c) {
-		return s.State.Running != nil && s.Started != nil && *s.Started
-	}
-	for _, t := range []*v1.ContainerStateTerminated{s.LastTerminationState.Terminated, s.State.Terminated} {
-		if t != nil && t.ExitCode == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // podCgroupExists reports whether the kubelet would still have the pod's cgroup: until nothing
@@ -405,15 +303,6 @@ func podIPs(in statusInput, old v1.PodStatus) []v1.PodIP {
 	return ips
 }
 
-func transitionTime(old []v1.PodCondition, c v1.PodCondition, now time.Time) metav1.Time {
-	for _, o := range old {
-		if o.Type == c.Type && o.Status == c.Status && !o.LastTransitionTime.IsZero() {
-			return o.LastTransitionTime
-		}
-	}
-	return metav1.NewTime(now)
-}
-
 func sandboxReadyCondition(in statusInput) v1.PodCondition {
 	sb := in.Runtime.newestSandbox()
 	switch {
@@ -425,80 +314,4 @@ func sandboxReadyCondition(in statusInput) v1.PodCondition {
 		return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionFalse, Reason: reasonSandboxNotReady, Message: "pod sandbox has no IP address"}
 	}
 	return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue}
-}
-
-func anyRegularStarted(regular []v1.ContainerStatus) bool {
-	for _, s := range regular {
-		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
-			return true
-		}
-	}
-	return false
-}
-
-func initializedCondition(pod *v1.Pod, init, regular []v1.ContainerStatus, phase v1.PodPhase) v1.PodCondition {
-	var unknown, incomplete []string
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		s, ok := findStatus(init, c.Name)
-		switch {
-		case !ok:
-			unknown = append(unknown, c.Name)
-		case podspec.IsSidecar(c) && (s.Started == nil || !*s.Started):
-			incomplete = append(incomplete, c.Name)
-		case !podspec.IsSidecar(c) && !s.Ready:
-			incomplete = append(incomplete, c.Name)
-		}
-	}
-	if phase == v1.PodSucceeded && len(unknown) == 0 {
-		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue, Reason: reasonPodCompleted}
-	}
-	if anyRegularStarted(regular) {
-		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
-	}
-	if msg := listMessage(unknown, "unknown", incomplete, "incomplete"); msg != "" {
-		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: reasonContainersNotInitialized, Message: msg}
-	}
-	return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
-}
-
-func containersReadyCondition(pod *v1.Pod, init, regular []v1.ContainerStatus, phase v1.PodPhase) v1.PodCondition {
-	var unknown, unready []string
-	check := func(list []v1.ContainerStatus, name string) {
-		if s, ok := findStatus(list, name); !ok {
-			unknown = append(unknown, name)
-		} else if !s.Ready {
-			unready = append(unready, name)
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if podspec.IsSidecar(&pod.Spec.InitContainers[i]) {
-			check(init, pod.Spec.InitContainers[i].Name)
-		}
-	}
-	for i := range pod.Spec.Containers {
-		check(regular, pod.Spec.Containers[i].Name)
-	}
-	switch {
-	case phase == v1.PodFailed:
-		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: reasonPodFailed}
-	case phase == v1.PodSucceeded && len(unknown) == 0:
-		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: reasonPodCompleted}
-	}
-	if msg := listMessage(unknown, "unknown", unready, "unready"); msg != "" {
-		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: reasonContainersNotReady, Message: msg}
-	}
-	return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue}
-}
-
-// listMessage renders "containers with unknown status: [a b], containers with unready status: [c]".
-func listMessage(a []string, aWhat string, b []string, bWhat string) string {
-	var parts []string
-	if len(a) > 0 {
-		parts = append(parts, fmt.Sprintf("containers with %s status: %v", aWhat, a))
-	}
-	if len(b) > 0 {
-		parts = append(parts, fmt.Sprintf("containers with %s status: %v", bWhat, b))
-	}
-	return strings.Join(parts, ", ")
 }

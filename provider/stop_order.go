@@ -1,8 +1,9 @@
 package provider
 
 import (
-	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/vk-cri/vk-cri/provider/podspec"
 )
 
 // stopPrerequisites says, for each container of a pod being stopped, which running containers

@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-cri/vk-cri/provider/status"
 )
 
 // podRecord is vk-cri's view of one pod, keyed by UID. Its worker is the only writer of
@@ -60,7 +62,7 @@ func newPodRecord(id podIdentity, pod *v1.Pod) *podRecord {
 	if pod != nil {
 		r.firstSeen = time.Now()
 		r.status = pod.Status.DeepCopy()
-		r.apiConditions = foreignConditions(pod.Status.Conditions)
+		r.apiConditions = status.ForeignConditions(pod.Status.Conditions)
 		r.claimedTerminal(pod)
 	}
 	return r

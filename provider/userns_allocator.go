@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 const (

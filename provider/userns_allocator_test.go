@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 func TestUsernsAllocatorPersistsAndFrees(t *testing.T) {

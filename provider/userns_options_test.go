@@ -3,9 +3,10 @@ package provider
 import (
 	"testing"
 
-	"github.com/vk-cri/vk-cri/provider/translate"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
 // The pod's user namespace reaches both the sandbox and its containers; a pod that asks for one

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/vk-cri/vk-cri/provider/status"
 )
 
 // runtimeRetry is how soon a sync that failed (the runtime could not be read, a termination
@@ -310,7 +312,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, st
 		in.Status = *rec.status.DeepCopy()
 	}
 	if rec.apiConditions != nil {
-		in.Status.Conditions = MergeConditions(rec.apiConditions, in.Status.Conditions)
+		in.Status.Conditions = status.MergeConditions(rec.apiConditions, in.Status.Conditions)
 	}
 	l := rec.lifecycle
 	reasons, evicted, failure, finished := rec.reasons, l.eviction, l.failure, l.endedInPlace()
@@ -353,7 +355,7 @@ func (p *Provider) computeStatus(rec *podRecord, pod *v1.Pod, rt *podRuntime, st
 		st.EphemeralContainerStatuses = reportedEphemeral(st.EphemeralContainerStatuses, in.Status.EphemeralContainerStatuses)
 	}
 	if final {
-		st = finalStatus(pod, seen, st)
+		st = status.FinalStatus(pod, seen, st)
 	}
 	return st
 }

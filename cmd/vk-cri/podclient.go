@@ -11,7 +11,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/vk-cri/vk-cri/provider"
+	"github.com/vk-cri/vk-cri/provider/status"
 )
 
 // removalOwner is the provider's side of a pod's removal from the API.
@@ -52,7 +52,7 @@ func (c providerOwnedPodInterface) UpdateStatus(ctx context.Context, pod *v1.Pod
 	if c.current != nil {
 		if cur, err := c.current(pod.Namespace, pod.Name); err == nil && cur.UID == pod.UID && cur.ResourceVersion == pod.ResourceVersion {
 			pod = pod.DeepCopy()
-			pod.Status.Conditions = provider.MergeConditions(cur.Status.Conditions, pod.Status.Conditions)
+			pod.Status.Conditions = status.MergeConditions(cur.Status.Conditions, pod.Status.Conditions)
 		}
 	}
 	return c.PodInterface.UpdateStatus(ctx, pod, opts)

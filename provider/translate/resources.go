@@ -1,11 +1,12 @@
 package translate
 
 import (
-	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/kubectl/pkg/util/qos"
+
+	"github.com/vk-cri/vk-cri/provider/podspec"
 )
 
 // CPU and OOM constants of the kubelet's cgroup translation.

@@ -1,13 +1,10 @@
-package provider
+package status
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-
-	"github.com/vk-cri/vk-cri/cri"
 )
 
 func TestMergeConditions(t *testing.T) {
@@ -89,7 +86,7 @@ func TestReadyConditionWithReadinessGates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := summarize([]v1.PodCondition{readyCondition(pod, tc.conds, tc.containersReady)})[0]
+			got := summarize([]v1.PodCondition{ReadyCondition(pod, tc.conds, tc.containersReady)})[0]
 			if got != tc.want {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
@@ -97,48 +94,45 @@ func TestReadyConditionWithReadinessGates(t *testing.T) {
 	}
 }
 
-// A gate condition written in the API after vk-cri's last status reaches the next status vk-cri
-// computes, and wakes the pod's worker: Ready turns True once both gates are True, with the
-// gates' conditions reported as the API has them.
-func TestObservedAPIConditionsReachTheStatus(t *testing.T) {
-	a := ctr("a")
-	pod := testPod(withContainers(a))
-	pod.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: "k8s.io/one"}, {ConditionType: "k8s.io/two"}}
-	p := &Provider{rt: &cri.Client{}, pods: newPodStore(), alloc: newAllocationStore(filepath.Join(t.TempDir(), allocationFile))}
-	rec, _ := p.pods.add(newPodRecord(podIdentity{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)}, pod))
-	rt := rtOf(sbs(sandbox("s1", 0, true)), running(a, "c-a", "s1"))
-	rec.status = ptrTo(p.computeStatus(rec, pod, rt, statusLive))
-	if c, _ := findCond(rec.status.Conditions, v1.PodReady); c.Status != v1.ConditionFalse {
-		t.Fatalf("Ready before the gates = %s, want False", c.Status)
+func TestListMessage(t *testing.T) {
+	cases := []struct {
+		a, b []string
+		want string
+	}{
+		{nil, nil, ""},
+		{[]string{"x"}, nil, "containers with unknown status: [x]"},
+		{nil, []string{"y", "z"}, "containers with unready status: [y z]"},
+		{[]string{"x"}, []string{"y"}, "containers with unknown status: [x], containers with unready status: [y]"},
 	}
+	for _, tc := range cases {
+		if got := listMessage(tc.a, "unknown", tc.b, "unready"); got != tc.want {
+			t.Errorf("listMessage(%v, %v) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
 
-	inAPI := pod.DeepCopy()
-	inAPI.Status = *rec.status.DeepCopy()
-	inAPI.Status.Conditions = append([]v1.PodCondition{{Type: "k8s.io/two", Status: v1.ConditionTrue}, {Type: "k8s.io/one", Status: v1.ConditionTrue}}, inAPI.Status.Conditions...)
-	p.ObserveAPIStatus(inAPI)
-	select {
-	case <-rec.wake:
-	default:
-		t.Error("the worker was not woken by the gates' change")
-	}
-	p.ObserveAPIStatus(inAPI)
-	select {
-	case <-rec.wake:
-		t.Error("the worker was woken again without a change")
-	default:
-	}
+// The unknown-container branches cannot be reached through generatePodStatus (it reports every
+// spec container); they are checked on the condition helpers directly.
+func TestConditionHelpersUnknownContainers(t *testing.T) {
+	pod := testPod(withInit(ctr("i1"), sidecarCtr("side")), withContainers(ctr("a"), ctr("b")))
+	init := statuses(stTerminated("i1", 0))
+	regular := statuses(stRunning("a"))
 
-	got := p.computeStatus(rec, pod, rt, statusLive)
-	want := []condSummary{
-		{"k8s.io/two", v1.ConditionTrue, "", ""},
-		{"k8s.io/one", v1.ConditionTrue, "", ""},
-		{v1.PodReadyToStartContainers, v1.ConditionTrue, "", ""},
-		{v1.PodInitialized, v1.ConditionTrue, "", ""},
-		{v1.PodReady, v1.ConditionTrue, "", ""},
-		{v1.ContainersReady, v1.ConditionTrue, "", ""},
-		{v1.PodScheduled, v1.ConditionTrue, "", ""},
+	ini := InitializedCondition(pod, init, nil, v1.PodPending)
+	if want := (condSummary{v1.PodInitialized, v1.ConditionFalse, "ContainersNotInitialized", "containers with unknown status: [side]"}); summarize([]v1.PodCondition{ini})[0] != want {
+		t.Errorf("initialized = %+v, want %+v", ini, want)
 	}
-	if diff := cmp.Diff(want, summarize(got.Conditions)); diff != "" {
-		t.Errorf("conditions (-want +got):\n%s", diff)
+	cr := ContainersReadyCondition(pod, init, regular, v1.PodRunning)
+	if want := (condSummary{v1.ContainersReady, v1.ConditionFalse, "ContainersNotReady", "containers with unknown status: [side b]"}); summarize([]v1.PodCondition{cr})[0] != want {
+		t.Errorf("containersReady = %+v, want %+v", cr, want)
+	}
+	// Succeeded with unknown containers is not "completed".
+	cr = ContainersReadyCondition(pod, init, regular, v1.PodSucceeded)
+	if cr.Reason != "ContainersNotReady" {
+		t.Errorf("containersReady on Succeeded with unknown containers: reason %q, want ContainersNotReady", cr.Reason)
+	}
+	ini = InitializedCondition(pod, init, regular, v1.PodSucceeded)
+	if ini.Reason == "PodCompleted" {
+		t.Errorf("initialized on Succeeded with unknown init containers: reason PodCompleted")
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package status
 
 import (
 	"testing"
@@ -474,7 +474,7 @@ func TestPodPhase(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := podPhase(tc.pod, tc.init, tc.regular, tc.terminal, tc.initialized)
+			got := PodPhase(tc.pod, tc.init, tc.regular, tc.terminal, tc.initialized)
 			diff := ""
 			if got != tc.want {
 				diff = "- " + string(tc.want) + "\n+ " + string(got)
@@ -484,7 +484,7 @@ func TestPodPhase(t *testing.T) {
 				return
 			}
 			if got != tc.want {
-				t.Errorf("podPhase = %s, want %s", got, tc.want)
+				t.Errorf("PodPhase = %s, want %s", got, tc.want)
 			}
 		})
 	}
@@ -518,13 +518,13 @@ func TestLastExit(t *testing.T) {
 
 func TestFindStatus(t *testing.T) {
 	list := statuses(stRunning("a"), stTerminated("b", 1))
-	if s, ok := findStatus(list, "b"); !ok || s.Name != "b" || s.State.Terminated == nil {
-		t.Errorf("findStatus(b) = %+v, %v", s, ok)
+	if s, ok := FindStatus(list, "b"); !ok || s.Name != "b" || s.State.Terminated == nil {
+		t.Errorf("FindStatus(b) = %+v, %v", s, ok)
 	}
-	if _, ok := findStatus(list, "c"); ok {
-		t.Errorf("findStatus(c) found a status")
+	if _, ok := FindStatus(list, "c"); ok {
+		t.Errorf("FindStatus(c) found a status")
 	}
-	if _, ok := findStatus(nil, "a"); ok {
-		t.Errorf("findStatus on nil found a status")
+	if _, ok := FindStatus(nil, "a"); ok {
+		t.Errorf("FindStatus on nil found a status")
 	}
 }

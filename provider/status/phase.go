@@ -1,11 +1,13 @@
-package provider
+package status
 
 import (
-	"github.com/vk-cri/vk-cri/provider/podspec"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/vk-cri/vk-cri/provider/podspec"
 )
 
-func findStatus(statuses []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
+// FindStatus is the status of the named container in the list, if it has one.
+func FindStatus(statuses []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
 	for _, s := range statuses {
 		if s.Name == name {
 			return s, true
@@ -25,17 +27,17 @@ func lastExit(s v1.ContainerStatus) (int32, bool) {
 	return 0, false
 }
 
-// podPhase computes the phase from container statuses by the kubelet's rules (v1.37, with
+// PodPhase computes the phase from container statuses by the kubelet's rules (v1.37, with
 // per-container restart rules on). terminal is true once the pod is being torn down or finished,
 // so that its containers will not run again whatever the restart policy says.
-func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initialized bool) v1.PodPhase {
+func PodPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initialized bool) v1.PodPhase {
 	pendingInit, pendingSidecars := 0, 0
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if podspec.IsSidecar(c) {
 			continue
 		}
-		s, ok := findStatus(init, c.Name)
+		s, ok := FindStatus(init, c.Name)
 		if !ok || s.State.Running != nil {
 			pendingInit++
 			continue
@@ -56,7 +58,7 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initial
 		if !podspec.IsSidecar(c) {
 			continue
 		}
-		s, ok := findStatus(init, c.Name)
+		s, ok := FindStatus(init, c.Name)
 		switch {
 		case !ok:
 			unknown++
@@ -73,7 +75,7 @@ func podPhase(pod *v1.Pod, init, regular []v1.ContainerStatus, terminal, initial
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		s, ok := findStatus(regular, c.Name)
+		s, ok := FindStatus(regular, c.Name)
 		if !ok {
 			unknown++
 			continue
