@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/vk-cri/vk-cri/identity"
@@ -31,4 +33,20 @@ func apiCredentials(ctx context.Context, o *options, log *logrus.Entry) (cfg *re
 		return nil, nil, nil, err
 	}
 	return creds.Config, creds.Failed, creds.Stop, nil
+}
+
+// ownerLookupClient reads the ClusterRole of --node-owner-clusterrole. A node may not read
+// ClusterRoles (the Node authorizer), so with the node's own identity the read is made with the
+// credentials of the pod vk-cri runs in (its ServiceAccount, which the chart lets read that one
+// role); without --bootstrap-kubeconfig, with the API client's.
+func ownerLookupClient(o *options, api kubernetes.Interface) (kubernetes.Interface, error) {
+	if o.NodeOwnerClusterRole == "" || o.BootstrapKubeconfig == "" {
+		return api, nil
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--node-owner-clusterrole with --bootstrap-kubeconfig reads the ClusterRole with the pod's service account, which a node may not read: %w", err)
+	}
+	cfg.UserAgent = "vk-cri/" + version
+	return kubernetes.NewForConfig(cfg)
 }

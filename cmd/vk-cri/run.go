@@ -153,7 +153,11 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	owners, err := nodeOwnerReferences(ctx, client, o.NodeOwnerClusterRole)
+	ownerClient, err := ownerLookupClient(o, client)
+	if err != nil {
+		return err
+	}
+	owners, err := nodeOwnerReferences(ctx, ownerClient, o.NodeOwnerClusterRole)
 	if err != nil {
 		return err
 	}
