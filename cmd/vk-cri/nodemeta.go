@@ -17,15 +17,17 @@ import (
 	kubeletapis "k8s.io/kubelet/pkg/apis"
 )
 
-// validateNodeLabels checks --node-labels as the API server would check them on the Node, and
-// refuses the kubernetes.io and k8s.io labels that NodeRestriction forbids a node to set on
-// itself, as the kubelet refuses them at start (cmd/kubelet/app/options: only the kubelet labels
-// and the kubelet.kubernetes.io and node.kubernetes.io namespaces).
-func validateNodeLabels(labels map[string]string) error {
+// validateNodeLabels checks --node-labels as the API server would check them on the Node. With a
+// node identity (nodeIdentity) it also refuses the kubernetes.io and k8s.io labels that
+// NodeRestriction forbids a node to set on itself, as the kubelet refuses them at start
+// (cmd/kubelet/app/options: only the kubelet labels and the kubelet.kubernetes.io and
+// node.kubernetes.io namespaces). Other credentials are not held by NodeRestriction, and the
+// Helm chart still labels its nodes app.kubernetes.io/*.
+func validateNodeLabels(labels map[string]string, nodeIdentity bool) error {
 	var errs []error
 	var restricted []string
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		if isKubernetesLabel(k) && !kubeletapis.IsKubeletLabel(k) {
+		if nodeIdentity && isKubernetesLabel(k) && !kubeletapis.IsKubeletLabel(k) {
 			restricted = append(restricted, k)
 		}
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {

@@ -287,7 +287,7 @@ func (o *options) validate() error {
 	if _, err := o.nodeReservation(); err != nil {
 		return err
 	}
-	if err := validateNodeLabels(o.NodeLabels); err != nil {
+	if err := validateNodeLabels(o.NodeLabels, o.BootstrapKubeconfig != ""); err != nil {
 		return err
 	}
 	if _, err := parseTaints(o.RegisterWithTaints); err != nil {
