@@ -8,9 +8,16 @@
 #   hack/control-plane.sh stop [--purge] stops them in reverse order; --purge also removes the
 #                                        etcd data (the next start is a fresh cluster)
 #   hack/control-plane.sh status         exit 0 iff all four run and /readyz is ok
-#   hack/control-plane.sh restart-apiserver
-#                                        restarts kube-apiserver alone (after a change of its
+#   hack/control-plane.sh restart-apiserver | restart-controller-manager
+#                                        restarts that component alone (after a change of its
 #                                        flags); the other components reconnect by themselves
+#
+# As on a kubeadm cluster: the API server authorizes with Node,RBAC, admits with NodeRestriction
+# (beside the default plugins) and authenticates bootstrap tokens; the controller-manager approves
+# and signs node client certificates (csrapproving, csrsigning with the cluster CA) and runs the
+# bootstrapsigner and tokencleaner controllers. start keeps the nodes' bootstrap token
+# ($PKI_DIR/bootstrap-token) as a Secret in kube-system, valid for 24 hours from each start, and
+# the cluster-info ConfigMap in kube-public; hack/rbac/kubeadm-bootstrap.yaml binds the roles.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -69,6 +76,8 @@ start_apiserver() {
     --tls-private-key-file="$PKI_DIR/apiserver.key" \
     --client-ca-file="$PKI_DIR/ca.crt" \
     --authorization-mode=Node,RBAC \
+    --enable-admission-plugins=NodeRestriction \
+    --enable-bootstrap-token-auth=true \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$PKI_DIR/sa.pub" \
     --service-account-signing-key-file="$PKI_DIR/sa.key" \
@@ -106,9 +115,10 @@ start_controller_manager() {
     --service-account-private-key-file="$PKI_DIR/sa.key" \
     --cluster-signing-cert-file="$PKI_DIR/ca.crt" \
     --cluster-signing-key-file="$PKI_DIR/ca.key" \
+    --cluster-signing-duration="$CLUSTER_SIGNING_DURATION" \
     --service-cluster-ip-range="$SERVICE_CIDR" \
     --allocate-node-cidrs=false \
-    --controllers='*,-nodeipam' \
+    --controllers='*,bootstrapsigner,tokencleaner,-nodeipam' \
     --leader-elect=false \
     --profiling=false
 }
@@ -126,6 +136,60 @@ start_scheduler() {
     --secure-port="$SCHEDULER_PORT" \
     --leader-elect=false \
     --profiling=false
+}
+
+# CLUSTER_SIGNING_DURATION: the lifetime of the certificates the controller-manager signs (its
+# default and kubeadm's: a year; shorter to watch node client certificates rotate).
+CLUSTER_SIGNING_DURATION=${CLUSTER_SIGNING_DURATION:-8760h}
+
+# BOOTSTRAP_TOKEN_TTL: how long the nodes' bootstrap token stays valid after each start
+# (kubeadm's default is 24h; tokencleaner deletes it once expired).
+BOOTSTRAP_TOKEN_TTL=${BOOTSTRAP_TOKEN_TTL:-24 hours}
+
+# apply_bootstrap_token: the Secret of $PKI_DIR/bootstrap-token (kubeadm's bootstrap token format)
+# and the cluster-info ConfigMap the bootstrapsigner controller signs with it.
+apply_bootstrap_token() {
+  local token id secret expiration
+  token=$(<"$PKI_DIR/bootstrap-token")
+  id=${token%%.*} secret=${token#*.}
+  expiration=$(date -u -d "now + $BOOTSTRAP_TOKEN_TTL" +%Y-%m-%dT%H:%M:%SZ)
+  kubectl_admin apply -f - >&2 <<EOF
+apiVersion: v1
+kind: Secret
+metadata:
+  name: bootstrap-token-$id
+  namespace: kube-system
+  labels:
+    app.kubernetes.io/part-of: vk-cri
+type: bootstrap.kubernetes.io/token
+stringData:
+  description: "TLS bootstrap of the local stack's nodes (hack/control-plane.sh)"
+  token-id: "$id"
+  token-secret: "$secret"
+  expiration: "$expiration"
+  usage-bootstrap-authentication: "true"
+  usage-bootstrap-signing: "true"
+  auth-extra-groups: system:bootstrappers:kubeadm:default-node-token
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-info
+  namespace: kube-public
+  labels:
+    app.kubernetes.io/part-of: vk-cri
+data:
+  kubeconfig: |
+    apiVersion: v1
+    kind: Config
+    clusters:
+    - name: ""
+      cluster:
+        certificate-authority-data: $(base64 -w0 "$PKI_DIR/ca.crt")
+        server: https://127.0.0.1:$APISERVER_PORT
+    contexts: []
+    users: []
+EOF
 }
 
 # await NAME DESCRIPTION TIMEOUT CHECK...: waits for CHECK while process NAME stays alive.
@@ -165,6 +229,7 @@ start() {
 
   log "applying RBAC from $HACK_DIR/rbac"
   kubectl_admin apply -f "$HACK_DIR/rbac/" >&2
+  apply_bootstrap_token
   log "control plane ready in $((SECONDS - t0))s: https://127.0.0.1:$APISERVER_PORT (admin kubeconfig $PKI_DIR/admin.kubeconfig)"
 }
 
@@ -192,6 +257,13 @@ restart_apiserver() {
   log "kube-apiserver restarted"
 }
 
+restart_controller_manager() {
+  if is_running kube-controller-manager; then stop_bg kube-controller-manager 20; fi
+  start_controller_manager
+  await kube-controller-manager "the default ServiceAccount in namespace default" 60 default_sa
+  log "kube-controller-manager restarted"
+}
+
 status() {
   local c rc=0
   for c in "${COMPONENTS[@]}"; do
@@ -206,5 +278,6 @@ case "${1:-}" in
   stop) stop "${2:-}" ;;
   status) status ;;
   restart-apiserver) restart_apiserver ;;
-  *) echo "usage: $0 start|stop [--purge]|status|restart-apiserver" >&2; exit 2 ;;
+  restart-controller-manager) restart_controller_manager ;;
+  *) echo "usage: $0 start|stop [--purge]|status|restart-apiserver|restart-controller-manager" >&2; exit 2 ;;
 esac

@@ -6,8 +6,8 @@
 #   hack/csr-approver.sh NAME PID
 #
 # A request is approved only if it is pending, for signer kubernetes.io/kubelet-serving, made by
-# vk-cri's own identity (user vk-cri), for subject CN=system:node:NAME, O=system:nodes, and its IP
-# SANs are the node's address or loopback.
+# that node's own identity (user system:node:NAME, obtained by TLS bootstrap), for subject
+# CN=system:node:NAME, O=system:nodes, and its IP SANs are the node's address or loopback.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
@@ -37,7 +37,7 @@ while kill -0 "$pid" 2>/dev/null; do
   kubectl_admin get csr --watch -o jsonpath="$fmt" --request-timeout=0 2>/dev/null |
     while read -r csr signer user request conditions; do
       kill -0 "$pid" 2>/dev/null || exit 0
-      [[ "$signer" == kubernetes.io/kubelet-serving && "$user" == vk-cri && -z "$conditions" ]] || continue
+      [[ "$signer" == kubernetes.io/kubelet-serving && "$user" == "system:node:$name" && -z "$conditions" ]] || continue
       acceptable "$csr" "$request" || continue
       kubectl_admin certificate approve "$csr" >/dev/null && log "approved $csr for node $name"
     done || true

@@ -7,6 +7,13 @@
 #   hack/node.sh wait-ready NAME     wait until the Node is Ready
 #   hack/node.sh remove NAME         stop it, delete its pods from the runtime and the Node object
 #
+# Each node has an identity of its own, obtained as a kubeadm node's kubelet obtains it: TLS
+# bootstrap with the stack's bootstrap token ($PKI_DIR/bootstrap.kubeconfig) for a client
+# certificate of system:node:NAME (group system:nodes), approved and signed by
+# kube-controller-manager, kept in $STACK_DIR/nodes/NAME/pki (kubelet-client-current.pem) and
+# renewed before it expires; $STACK_DIR/nodes/NAME/kubelet.kubeconfig points at it. The Node
+# authorizer and NodeRestriction hold it to what a kubelet may do.
+#
 # The kubelet API is served on NODE_IP:PORT with a serving certificate requested through the
 # certificates API (--rotate-server-certificates), which hack/csr-approver.sh approves while the
 # node runs; VKCRI_SERVING_CERT=files gives it a certificate signed by the cluster CA instead
@@ -63,7 +70,9 @@ case "$cmd" in
   start)
     if running; then log "vk-cri $name already running (pid $(cat "$pidfile"))"; exit 0; fi
     [[ -x "$VKCRI_BIN" ]] || die "$VKCRI_BIN not built: run make build"
-    serving_args=(--rotate-server-certificates --cert-dir "$STACK_DIR/nodes/$name/pki")
+    bootstrap_kubeconfig=${BOOTSTRAP_KUBECONFIG:-$PKI_DIR/bootstrap.kubeconfig}
+    [[ -f "$bootstrap_kubeconfig" ]] || "$HACK_DIR/pki.sh" >/dev/null
+    serving_args=(--rotate-server-certificates)
     if [[ "${VKCRI_SERVING_CERT:-csr}" == files ]]; then
       [[ -f "$PKI_DIR/serving-$name.crt" ]] || "$HACK_DIR/pki.sh" serving-cert "$name" "$NODE_IP" >/dev/null
       serving_args=(--tls-cert-file "$PKI_DIR/serving-$name.crt" --tls-private-key-file "$PKI_DIR/serving-$name.key")
@@ -72,7 +81,10 @@ case "$cmd" in
     log "starting vk-cri node $name (kubelet API $NODE_IP:$port, log $logfile)"
     setsid "$VKCRI_BIN" \
       --nodename "$name" \
-      --kubeconfig "$VKCRI_KUBECONFIG" \
+      --bootstrap-kubeconfig "$bootstrap_kubeconfig" \
+      --kubeconfig "$STACK_DIR/nodes/$name/kubelet.kubeconfig" \
+      --rotate-certificates \
+      --cert-dir "$STACK_DIR/nodes/$name/pki" \
       --cri-endpoint "$CRI_ENDPOINT" \
       --node-ip "$NODE_IP" \
       --address "$NODE_IP" --port "$port" \
@@ -123,8 +135,8 @@ case "$cmd" in
     fi
     # vk-cri bind-mounts its root dir on itself to make it shared (as the kubelet does).
     unmount_under "$STACK_DIR/nodes/$name"
-    # Its serving certificate goes with it: a node of the same name starts with a new request.
-    rm -rf "$STACK_DIR/nodes/$name/pki"
+    # Its certificates go with it: a node of the same name bootstraps anew.
+    rm -rf "$STACK_DIR/nodes/$name/pki" "$STACK_DIR/nodes/$name/kubelet.kubeconfig"
     log "node $name removed"
     ;;
   *) die "unknown command $cmd" ;;

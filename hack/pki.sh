@@ -25,7 +25,12 @@
 #   front-proxy-client.*           the apiserver's client cert towards aggregated API servers
 #   admin.*, admin.kubeconfig      O=system:masters: for the admin and the test harness only
 #   controller-manager.*, scheduler.*  their client certs and kubeconfigs
-#   vk-cri.*, vk-cri.kubeconfig    CN vk-cri, O vk-cri:nodes (rights from hack/rbac/vk-cri-node.yaml)
+#   vk-cri.*, vk-cri.kubeconfig    CN vk-cri, O vk-cri:nodes: bound to no role (vk-cri nodes get identities
+#                                  of their own by TLS bootstrap); tests use it as a certificate of the
+#                                  cluster CA that may do nothing
+#   bootstrap-token                the nodes' bootstrap token (<id>.<secret>, kubeadm's format);
+#                                  hack/control-plane.sh keeps its Secret in kube-system
+#   bootstrap.kubeconfig           that token and the cluster CA: --bootstrap-kubeconfig of every node
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -77,6 +82,39 @@ new_cert() {
     -out "$PKI_DIR/$name.crt.tmp" 2>/dev/null
   mv "$PKI_DIR/$name.crt.tmp" "$PKI_DIR/$name.crt"
   rm -f "$PKI_DIR/$name.csr" "$ext"
+}
+
+# bootstrap_kubeconfig: a token in kubeadm's format ([a-z0-9]{6}.[a-z0-9]{16}), made once, and
+# bootstrap.kubeconfig with it.
+bootstrap_kubeconfig() {
+  if [[ ! -s "$PKI_DIR/bootstrap-token" ]] || ! grep -Eqx '[a-z0-9]{6}\.[a-z0-9]{16}' "$PKI_DIR/bootstrap-token"; then
+    log "pki: bootstrap token"
+    local chars
+    chars=$(LC_ALL=C tr -dc 'a-z0-9' </dev/urandom | head -c 22 || true)
+    echo "${chars:0:6}.${chars:6:16}" >"$PKI_DIR/bootstrap-token"
+  fi
+  local tmp
+  tmp=$(mktemp "$PKI_DIR/.kubeconfig.XXXXXX")
+  cat >"$tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: vk-cri
+  cluster:
+    server: https://127.0.0.1:$APISERVER_PORT
+    certificate-authority-data: $(base64 -w0 "$PKI_DIR/ca.crt")
+users:
+- name: tls-bootstrap-token-user
+  user:
+    token: $(<"$PKI_DIR/bootstrap-token")
+contexts:
+- name: tls-bootstrap-token-user@vk-cri
+  context:
+    cluster: vk-cri
+    user: tls-bootstrap-token-user
+current-context: tls-bootstrap-token-user@vk-cri
+EOF
+  if cmp -s "$tmp" "$PKI_DIR/bootstrap.kubeconfig"; then rm -f "$tmp"; else mv "$tmp" "$PKI_DIR/bootstrap.kubeconfig"; fi
 }
 
 # kubeconfig NAME USER: $PKI_DIR/NAME.kubeconfig with NAME.{crt,key} embedded.
@@ -140,6 +178,7 @@ all() {
   kubeconfig controller-manager system:kube-controller-manager
   kubeconfig scheduler system:kube-scheduler
   kubeconfig vk-cri vk-cri
+  bootstrap_kubeconfig
   chmod 644 "$PKI_DIR"/*.crt "$PKI_DIR/sa.pub"
   log "pki: ready in $PKI_DIR"
 }

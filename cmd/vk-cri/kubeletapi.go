@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/sirupsen/logrus"
@@ -58,10 +57,7 @@ func servingCertificate(ctx context.Context, o *options, client kubernetes.Inter
 		c, err := server.SelfSignedCertificate(o.NodeName, []net.IP{ip})
 		return c, func() {}, err
 	default:
-		dir := o.CertDir
-		if dir == "" {
-			dir = filepath.Join(o.RootDir, "pki")
-		}
+		dir := o.certDir()
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("--cert-dir: %w", err)
 		}

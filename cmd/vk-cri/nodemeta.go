@@ -14,12 +14,22 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
+	kubeletapis "k8s.io/kubelet/pkg/apis"
 )
 
-// validateNodeLabels checks --node-labels as the API server would check them on the Node.
-func validateNodeLabels(labels map[string]string) error {
+// validateNodeLabels checks --node-labels as the API server would check them on the Node. With a
+// node identity (nodeIdentity) it also refuses the kubernetes.io and k8s.io labels that
+// NodeRestriction forbids a node to set on itself, as the kubelet refuses them at start
+// (cmd/kubelet/app/options: only the kubelet labels and the kubelet.kubernetes.io and
+// node.kubernetes.io namespaces). Other credentials are not held by NodeRestriction, and the
+// Helm chart still labels its nodes app.kubernetes.io/*.
+func validateNodeLabels(labels map[string]string, nodeIdentity bool) error {
 	var errs []error
+	var restricted []string
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if nodeIdentity && isKubernetesLabel(k) && !kubeletapis.IsKubeletLabel(k) {
+			restricted = append(restricted, k)
+		}
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--node-labels: invalid key %q: %s", k, strings.Join(msgs, "; ")))
 		}
@@ -27,7 +37,20 @@ func validateNodeLabels(labels map[string]string) error {
 			errs = append(errs, fmt.Errorf("--node-labels: invalid value %q of %q: %s", labels[k], k, strings.Join(msgs, "; ")))
 		}
 	}
+	if len(restricted) > 0 {
+		errs = append(errs, fmt.Errorf("--node-labels: a node may not set the kubernetes.io or k8s.io labels %s (NodeRestriction); allowed are %s and the namespaces %s",
+			strings.Join(restricted, ", "), strings.Join(kubeletapis.KubeletLabels(), ", "), strings.Join(kubeletapis.KubeletLabelNamespaces(), ", ")))
+	}
 	return utilerrors.NewAggregate(errs)
+}
+
+// isKubernetesLabel: the key's namespace is kubernetes.io or k8s.io or below them.
+func isKubernetesLabel(key string) bool {
+	ns, _, found := strings.Cut(key, "/")
+	if !found {
+		return false
+	}
+	return ns == "kubernetes.io" || strings.HasSuffix(ns, ".kubernetes.io") || ns == "k8s.io" || strings.HasSuffix(ns, ".k8s.io")
 }
 
 // parseTaints reads --register-with-taints entries written as the kubelet's flag takes them:

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -22,8 +23,11 @@ import (
 // options are vk-cri's settings, from flags and an optional YAML config file whose keys are the
 // flag names (flags given on the command line win).
 type options struct {
-	ConfigFile            string
-	Kubeconfig            string
+	ConfigFile string
+	Kubeconfig string
+	// TLS bootstrap of the node's client certificate (the kubelet's flags).
+	BootstrapKubeconfig   string
+	RotateCertificates    bool
 	NodeName              string
 	CRIEndpoint           string
 	RuntimeRequestTimeout time.Duration
@@ -128,6 +132,8 @@ func defaultOptions() *options {
 func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "YAML file of settings; its keys are these flags' names (e.g. 'nodename: vk1'). Flags given on the command line take precedence.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig with vk-cri's credentials (default: $KUBECONFIG, then in-cluster config)")
+	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", o.BootstrapKubeconfig, "kubeconfig whose credentials (a bootstrap token) request the node's client certificate (CN system:node:<nodename>, O system:nodes, signer kubernetes.io/kube-apiserver-client-kubelet) when --kubeconfig holds no valid one; --kubeconfig is then written to use the certificate kept in --cert-dir")
+	fs.BoolVar(&o.RotateCertificates, "rotate-certificates", o.RotateCertificates, "renew the node's client certificate before it expires through the certificates API (needs --bootstrap-kubeconfig)")
 	fs.StringVar(&o.NodeName, "nodename", o.NodeName, "name of the Node object to register")
 	fs.StringVar(&o.CRIEndpoint, "cri-endpoint", o.CRIEndpoint, "CRI runtime endpoint (unix socket of containerd or CRI-O)")
 	fs.DurationVar(&o.RuntimeRequestTimeout, "runtime-request-timeout", o.RuntimeRequestTimeout, "deadline of each CRI call except image pulls and container stops")
@@ -137,7 +143,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate of the kubelet API (PEM); give it, --rotate-server-certificates or --self-signed-serving-cert, or the API is not served")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "private key of --tls-cert-file")
 	fs.BoolVar(&o.RotateServerCertificates, "rotate-server-certificates", o.RotateServerCertificates, "request the kubelet API's serving certificate through the certificates API (signer kubernetes.io/kubelet-serving) and renew it before it expires; the CSRs must be approved")
-	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the certificates requested with --rotate-server-certificates (default: <root-dir>/pki)")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the certificates requested through the certificates API: the node's client certificate (kubelet-client-current.pem) and the kubelet API's serving certificate (kubelet-server-current.pem) (default: <root-dir>/pki)")
 	fs.BoolVar(&o.SelfSignedServingCert, "self-signed-serving-cert", o.SelfSignedServingCert, "serve the kubelet API with a self-signed certificate (the API server cannot verify it)")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA whose client certificates authenticate callers of the kubelet API (CN = user, O = groups)")
 	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "let requests without credentials through to authorisation as system:anonymous")
@@ -237,9 +243,23 @@ func settingValue(raw json.RawMessage) string {
 	return string(raw)
 }
 
+// certDir is --cert-dir or its default.
+func (o *options) certDir() string {
+	if o.CertDir != "" {
+		return o.CertDir
+	}
+	return filepath.Join(o.RootDir, "pki")
+}
+
 func (o *options) validate() error {
 	if o.NodeName == "" {
 		return fmt.Errorf("--nodename is required")
+	}
+	if o.BootstrapKubeconfig != "" && o.Kubeconfig == "" {
+		return fmt.Errorf("--bootstrap-kubeconfig needs --kubeconfig: the path the node's own kubeconfig is written to")
+	}
+	if o.RotateCertificates && o.BootstrapKubeconfig == "" {
+		return fmt.Errorf("--rotate-certificates needs --bootstrap-kubeconfig")
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		return fmt.Errorf("--tls-cert-file and --tls-private-key-file go together")
@@ -267,7 +287,7 @@ func (o *options) validate() error {
 	if _, err := o.nodeReservation(); err != nil {
 		return err
 	}
-	if err := validateNodeLabels(o.NodeLabels); err != nil {
+	if err := validateNodeLabels(o.NodeLabels, o.BootstrapKubeconfig != ""); err != nil {
 		return err
 	}
 	if _, err := parseTaints(o.RegisterWithTaints); err != nil {

@@ -283,6 +283,15 @@ func TestValidate(t *testing.T) {
 			o.RegisterWithTaints = []string{"dedicated=vk:NoSchedule", "vk-cri.io/test:NoExecute"}
 		}},
 		{name: "bad node label key", mod: func(o *options) { o.NodeLabels = map[string]string{"a b": "x"} }, wantErr: `--node-labels: invalid key "a b"`},
+		{name: "kubernetes.io node labels without a node identity", mod: func(o *options) {
+			o.NodeLabels = map[string]string{"app.kubernetes.io/name": "x"}
+		}},
+		{name: "bootstrap without kubeconfig", mod: func(o *options) { o.BootstrapKubeconfig = "b" }, wantErr: "--bootstrap-kubeconfig needs --kubeconfig"},
+		{name: "rotation without bootstrap", mod: func(o *options) { o.RotateCertificates = true }, wantErr: "--rotate-certificates needs --bootstrap-kubeconfig"},
+		{name: "restricted node label with a node identity", mod: func(o *options) {
+			o.BootstrapKubeconfig, o.Kubeconfig = "bootstrap.kubeconfig", "kubelet.kubeconfig"
+			o.NodeLabels = map[string]string{"app.kubernetes.io/name": "x", "node-restriction.kubernetes.io/pool": "a", "node.kubernetes.io/pool": "ok", "kubernetes.io/hostname": "ok", "example.com/a": "ok"}
+		}, wantErr: `a node may not set the kubernetes.io or k8s.io labels app.kubernetes.io/name, node-restriction.kubernetes.io/pool (NodeRestriction)`},
 		{name: "bad node label value", mod: func(o *options) { o.NodeLabels = map[string]string{"a": "x y"} }, wantErr: `--node-labels: invalid value "x y" of "a"`},
 		{name: "bad taint", mod: func(o *options) { o.RegisterWithTaints = []string{"a=b"} }, wantErr: `--register-with-taints: "a=b": want key=value:Effect`},
 		{name: "no node name", mod: func(o *options) { o.NodeName = "" }, wantErr: "--nodename is required"},

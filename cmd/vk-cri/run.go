@@ -117,10 +117,11 @@ func run(ctx context.Context, o *options) error {
 			return err
 		}
 	}
-	cfg, err := restConfig(o.Kubeconfig)
+	cfg, credentialsLost, stopCredentials, err := apiCredentials(ctx, o, entry)
 	if err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
+		return fmt.Errorf("API credentials: %w", err)
 	}
+	defer stopCredentials()
 	cfg.UserAgent = "vk-cri/" + version
 	// The kubelet's defaults (kubeAPIQPS 50, kubeAPIBurst 100); client-go's 5/10 would delay
 	// status updates and events as soon as a few pods start at once.
@@ -152,7 +153,11 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	owners, err := nodeOwnerReferences(ctx, client, o.NodeOwnerClusterRole)
+	ownerClient, err := ownerLookupClient(o, client)
+	if err != nil {
+		return err
+	}
+	owners, err := nodeOwnerReferences(ctx, ownerClient, o.NodeOwnerClusterRole)
 	if err != nil {
 		return err
 	}
@@ -251,7 +256,9 @@ func run(ctx context.Context, o *options) error {
 			}
 			return p, np, nil
 		},
-		nodeutil.WithClient(client),
+		// nodeutil's cluster-wide Secret and ConfigMap informers are left empty: a node may not
+		// list them, and vk-cri reads the ones its pods name through package objectcache.
+		nodeutil.WithClient(withoutClusterWideSecrets(client)),
 		nodeutil.AttachProviderRoutes(vkRoutes),
 		func(c *nodeutil.NodeConfig) error {
 			c.SkipDownwardAPIResolution = true
@@ -312,6 +319,8 @@ func run(ctx context.Context, o *options) error {
 	nodeErr := make(chan error, 1)
 	go func() { nodeErr <- n.Run(ctx) }()
 	select {
+	case err := <-credentialsLost:
+		return fmt.Errorf("API credentials: %w", err)
 	case err := <-apiErr:
 		if err != nil {
 			return fmt.Errorf("kubelet API: %w", err)

@@ -131,7 +131,7 @@ func TestKubeletAPIServingCertificateFromApprovedCSR(t *testing.T) {
 	for _, c := range issued.Status.Conditions {
 		approved = approved || (c.Type == certificatesv1.CertificateApproved && c.Status == v1.ConditionTrue)
 	}
-	if !approved || issued.Spec.Username != "vk-cri" || issued.Spec.SignerName != certificatesv1.KubeletServingSignerName {
+	if !approved || issued.Spec.Username != "system:node:"+nodeName || issued.Spec.SignerName != certificatesv1.KubeletServingSignerName {
 		t.Errorf("CSR %s: approved=%v requested by %q for signer %q", issued.Name, approved, issued.Spec.Username, issued.Spec.SignerName)
 	}
 	wantUsages := map[certificatesv1.KeyUsage]bool{certificatesv1.UsageDigitalSignature: true, certificatesv1.UsageServerAuth: true}
