@@ -223,6 +223,7 @@ func (d *differ) timeline(path string, a, b []TimelineEntry) {
 		return d.ig.Ignored(fmt.Sprintf("%s[%d].%s", path, i, fieldPath))
 	})
 	racy := racyReadyToStart(a, b)
+	d.durations(path, a, b, ka, kb)
 	verdict := compareKeyTimelines(ka, kb)
 	if verdict == TimelinesCompatible {
 		return
