@@ -236,7 +236,6 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		}
 		p.killContainers(ctx, pod, rt.Containers, plan.Grace, plan.Events)
 		p.stopSandboxes(ctx, pod, rt)
-		stoppedAt = time.Now()
 		if err := rec.transition(lifecycleChange{to: podTerminated}); err != nil {
 			return false, err
 		}
@@ -252,7 +251,17 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 			// As the kubelet, the status once nothing runs.
 			p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, statusTerminal))
 		}
+		// SyncTerminatingPod ends here; the terminated sync that lets the status manager delete
+		// the pod waits for a relist newer than this end (pod_workers.go GetNewerThan), so that
+		// the status above is visible in the API for at least the rest of a relist.
+		stoppedAt = time.Now()
 		l = rec.lifecycleNow()
+		if removal && spec != nil && l.deletion != nil && l.deletion.inAPI {
+			// The kubelet tears the volumes down in that sync (SyncTerminatedPod), in its turn:
+			// the teardown adds to the time the final status is visible, as it does there. (A
+			// shutdown ends the wait, not the termination.)
+			_ = p.relists.waitListedSince(ctx, stoppedAt)
+		}
 	}
 	if l.state != podTerminated {
 		return false, fmt.Errorf("terminating a pod that is %s", l.state)
@@ -283,7 +292,8 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 // removeTerminated removes a deleted pod that has terminated: the status manager's final status
 // (containers that never ended reported terminated, a terminal phase), the pod's containers,
 // sandboxes, logs and per-pod files, then the pod from the API, in its turn. rt is the pod's
-// runtime state once it stopped at stoppedAt, nil when it was stopped earlier.
+// runtime state once it stopped, and stoppedAt the end of its terminating step (its terminal
+// status set); rt is nil when it was stopped earlier.
 func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime, stoppedAt time.Time) error {
 	log := p.podLog(pod)
 	if rt == nil {
