@@ -290,10 +290,18 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 }
 
 // removeTerminated removes a deleted pod that has terminated: the status manager's final status
-// (containers that never ended reported terminated, a terminal phase), the pod's containers,
-// sandboxes, logs and per-pod files, then the pod from the API, in its turn. rt is the pod's
-// runtime state once it stopped, and stoppedAt the end of its terminating step (its terminal
-// status set); rt is nil when it was stopped earlier.
+// (containers that never ended reported terminated, a terminal phase) and the pod's removal from
+// the API, in its turn; then the pod's containers, sandboxes, logs and per-pod files. rt is the
+// pod's runtime state once it stopped, and stoppedAt the end of its terminating step (its
+// terminal status set); rt is nil when it was stopped earlier.
+//
+// The runtime's objects go after the API's pod, as on the kubelet: its status manager deletes
+// the pod once SyncTerminatedPod has torn the volumes and the cgroup down (status_manager.go
+// canBeDeleted), and the dead containers and sandboxes are removed afterwards, by the container
+// deletor on the pod's ContainerDied events (kubelet.go cleanUpContainersInPod) and the
+// container GC (kuberuntime_gc.go evictSandboxes). Removing them first made the deletion, and
+// the time the final status was visible, wait for the runtime's removals: seconds on a loaded
+// machine for a crash-looping pod's dead instances (issue 15).
 func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime, stoppedAt time.Time) error {
 	log := p.podLog(pod)
 	if rt == nil {
@@ -306,12 +314,20 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 	rec.mu.Lock()
 	spec, deletion := rec.pod, *rec.lifecycle.deletion
 	rec.mu.Unlock()
-	var final *v1.PodStatus
-	if spec != nil {
-		// The status the pod leaves the API with.
-		st := p.computeStatus(rec, spec, rt, statusFinal)
-		p.setStatus(rec, spec, st)
-		final = &st
+	if deletion.inAPI && !deletion.removedFromAPI {
+		var final *v1.PodStatus
+		if spec != nil {
+			// The status the pod leaves the API with.
+			st := p.computeStatus(rec, spec, rt, statusFinal)
+			p.setStatus(rec, spec, st)
+			final = &st
+		}
+		// In the worker, so that the pod's record stays (and virtual-kubelet's force deletions
+		// are still handed over to it) until the pod is gone from the API and the runtime.
+		p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
+		rec.mu.Lock()
+		rec.lifecycle.deletion.removedFromAPI = true
+		rec.mu.Unlock()
 	}
 	for _, c := range rt.Containers {
 		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, c.ID)); err != nil {
@@ -332,15 +348,7 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 	}
 	log.Info("pod terminated and removed from the runtime")
 	p.probes.RemovePod(rec.uid)
-	if err := rec.transition(lifecycleChange{to: podRemoved}); err != nil {
-		return err
-	}
-	if deletion.inAPI {
-		// In the worker, so that the pod's record stays (and virtual-kubelet's force deletions
-		// are still handed over to it) until the pod is gone from the API.
-		p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
-	}
-	return nil
+	return rec.transition(lifecycleChange{to: podRemoved})
 }
 
 // removeFromAPI ends a terminated pod's life in the API as the kubelet's status manager does:
