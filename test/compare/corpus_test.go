@@ -524,7 +524,8 @@ func checkScenario(t *testing.T, sc *scenario) {
 			}
 			if terminalWaits[s.Wait.For] {
 				lastFor[pod.Name] = "final"
-			} else if lastFor[pod.Name] != "deleted" {
+			} else if lastFor[pod.Name] != "deleted" && lastFor[pod.Name] != "final" {
+				// A wait changes nothing: a pod in a terminal phase stays there.
 				lastFor[pod.Name] = "open"
 			}
 		case s.Sleep != "":
