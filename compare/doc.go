@@ -43,7 +43,7 @@
 // states of one progression; when both pods end Succeeded or Failed, their terminal states'
 // PodReadyToStartContainers is left out, and so is that condition in the snapshots while the
 // pod's first sandbox starts, two races in the kubelet: see readyToStartRaces); how long
-// the states were visible as described in durations.go (a state B showed for more than 2.5 s
+// the states were visible as described in durations.go (a state B showed for more than 5 s
 // that A showed for less than 0.75 s, or not at all, while A held on to the state before it for
 // 2.5 s longer than B, differs). Diff
 // paths look like

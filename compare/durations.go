@@ -40,7 +40,8 @@ import (
 // for the rest of the back-off, a node that shows the exit until the back-off ends and
 // CrashLoopBackOff only for the moment its restart takes has the same states in the same order
 // but one of them is never seen. The rule (durationsDiffer), for each state S of B's timeline
-// that B showed for longer than DeletionEnvelope and that is not B's first state:
+// that B showed for longer than twice DeletionEnvelope (5 s: what the cadence explains, with a
+// margin for a loaded machine) and that is not B's first state:
 //
 //   - A is fine when it showed S for at least visibleEnough (0.75 s: more than one sync takes
 //     here, less than a relist period, so a watcher polling at the relist period sees it
@@ -59,8 +60,10 @@ import (
 // Diffs are at "pods/<pod>/timeline[<i>].visible" (A's index of S; PathB has B's).
 
 const (
-	// minLastingSeconds: a state B shows for longer than this outlasted the sync cadence.
-	minLastingSeconds = DeletionEnvelope
+	// minLastingSeconds: a state B shows for longer than this outlasted the sync cadence, also
+	// on a loaded machine: two envelopes (a state ended by the next relist lasted 2.59 s on a
+	// loaded reference node: the running state of a container that exits at once).
+	minLastingSeconds = 2 * DeletionEnvelope
 	// visibleEnough is how long A must show such a state at least.
 	visibleEnough = 0.75 * relistPeriod
 	// heldLongerSeconds is how much longer than B A must have shown the state before it, for a
