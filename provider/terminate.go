@@ -279,6 +279,9 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		rec.mu.Unlock()
 		// Then, as SyncTerminatedPod, the pod's cgroup (pcm.Destroy).
 		p.removePodCgroup(rec.uid)
+		if l.reason == terminationEvicted {
+			p.removeEvictedContainers(ctx, pod, rec)
+		}
 	}
 	if !removal {
 		return false, nil
@@ -287,6 +290,27 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		return false, err
 	}
 	return true, nil
+}
+
+// removeEvictedContainers removes the stopped containers of an evicted pod from the runtime, as
+// the kubelet's container deletor removes all of them once the pod worker says an evicted pod's
+// content can go (kubelet.go cleanUpContainersInPod on the ContainerDied events of its kill,
+// pod_workers.go ShouldPodContentBeRemoved): their logs are gone, the pod's status keeps their
+// ends. The sandboxes stay until the pod is deleted, as the kubelet's GC keeps them.
+func (p *Provider) removeEvictedContainers(ctx context.Context, pod *v1.Pod, rec *podRecord) {
+	rt, err := p.runtime.inspectPod(ctx, string(rec.uid))
+	if err != nil {
+		p.podLog(pod).WithError(err).Warn("reading the evicted pod's containers to remove them")
+		return
+	}
+	for _, c := range rt.Containers {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, c.ID)); err != nil {
+			p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("removing a container of the evicted pod")
+		}
+	}
 }
 
 // removeTerminated removes a deleted pod that has terminated: the status manager's final status
