@@ -103,6 +103,7 @@ type execStep struct {
 	Pod       string   `json:"pod"`
 	Container string   `json:"container"`
 	Command   []string `json:"command"`
+	Timeout   string   `json:"timeout,omitempty"`
 }
 
 type updateStep struct {
@@ -544,6 +545,11 @@ func checkScenario(t *testing.T, sc *scenario) {
 			}
 			if len(s.Exec.Command) == 0 {
 				t.Errorf("%s: exec without a command", where)
+			}
+			if s.Exec.Timeout != "" {
+				if d, err := time.ParseDuration(s.Exec.Timeout); err != nil || d <= 0 || d > limit {
+					t.Errorf("%s: exec timeout %q: want a duration in (0, %v]", where, s.Exec.Timeout, limit)
+				}
 			}
 			lastFor[pod.Name] = "open"
 		case s.Update != nil:
