@@ -52,12 +52,13 @@ func TestDiffGolden(t *testing.T) {
 		"ignore":           StatusMatch,
 		"steps":            StatusDiffer,
 
-		"ready-to-start-race":  StatusMatch,
-		"ready-to-start-final": StatusDiffer,
-		"durations":            StatusDiffer,
+		"ready-to-start-race":    StatusMatch,
+		"ready-to-start-final":   StatusDiffer,
+		"durations":              StatusDiffer,
+		"durations-skipped-exit": StatusDiffer,
 	}
 	// The duration rule takes B as the reference: swapping the sides changes what it finds.
-	asymmetric := map[string]bool{"durations": true}
+	asymmetric := map[string]bool{"durations": true, "durations-skipped-exit": true}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			c := loadDiffCase(t, f)

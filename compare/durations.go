@@ -48,7 +48,9 @@ import (
 //     most of the time), or when it did not show the state before S in B's timeline (P) at
 //     all (another progression: the timeline comparison judges it);
 //   - otherwise A differs when it showed P for longer than B did by more than DeletionEnvelope:
-//     A held on to P while B had moved on to S. When A showed both P and S briefly, it went
+//     A held on to P while B had moved on to S. A's time of P counts the states A showed between
+//     P and S that B skipped (B may go from a crashed container's running state straight to
+//     CrashLoopBackOff, A through the exit). When A showed both P and S briefly, it went
 //     through them faster than B (the runtime's work, its load): not a difference.
 //
 // States only A showed, and A's states longer than B's, are never a difference here; the
@@ -152,7 +154,7 @@ func (d *differ) durations(path string, a, b []TimelineEntry, ka, kb []string) {
 	for j := 1; j < len(vb); j++ {
 		s, p := vb[j], vb[j-1]
 		ip, shownP := partner[j-1]
-		if !s.known || s.open || !p.known || !shownP || !va[ip].known {
+		if !s.known || s.open || !p.known || !shownP {
 			continue // durations not recorded, or A went another way
 		}
 		aS, pathA := 0.0, path
@@ -163,17 +165,37 @@ func (d *differ) durations(path string, a, b []TimelineEntry, ka, kb []string) {
 			}
 			aS, pathA = va[i].seconds, fmt.Sprintf("%s[%d].visible", path, va[i].index)
 		}
-		if !durationsDiffer(aS, va[ip].seconds, s.seconds, p.seconds) {
+		// How long A took from P to S: P and the states A showed between them that B did not.
+		end := len(va)
+		if shown {
+			end = i
+		} else {
+			for k := j + 1; k < len(vb); k++ {
+				if next, ok := partner[k]; ok && next > ip {
+					end = next
+					break
+				}
+			}
+		}
+		aP, known := 0.0, true
+		for k := ip; k < end; k++ {
+			known = known && va[k].known
+			aP += va[k].seconds
+		}
+		if !known {
+			continue
+		}
+		if !durationsDiffer(aS, aP, s.seconds, p.seconds) {
 			continue
 		}
 		x := Diff{
 			Path:  pathA,
 			PathB: fmt.Sprintf("%s[%d].visible", path, s.index),
-			A:     fmt.Sprintf("%.2fs, after the state before it for %.2fs", aS, va[ip].seconds),
+			A:     fmt.Sprintf("%.2fs, after the state before it for %.2fs", aS, aP),
 			B:     fmt.Sprintf("%.2fs, after the state before it for %.2fs: %s", s.seconds, p.seconds, b[s.index].String()),
 		}
 		if !shown {
-			x.A = fmt.Sprintf("never shown; the state before it for %.2fs", va[ip].seconds)
+			x.A = fmt.Sprintf("never shown; the state before it for %.2fs", aP)
 		}
 		d.add(x)
 	}
