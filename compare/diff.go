@@ -217,12 +217,13 @@ func podSummary(p *PodRecord) string {
 }
 
 // timeline compares two timelines without the fields the scenario ignores (their paths are
-// tried with the entry's own index) and the racy ones (racyReadyToStart).
+// tried with the entry's own index) and the racy ones (readyToStartRaces).
 func (d *differ) timeline(path string, a, b []TimelineEntry) {
 	ka, kb := timelineKeys(a, b, func(_, i int, fieldPath string) bool {
 		return d.ig.Ignored(fmt.Sprintf("%s[%d].%s", path, i, fieldPath))
 	})
 	racy := racyReadyToStart(a, b)
+	d.durations(path, a, b, ka, kb)
 	verdict := compareKeyTimelines(ka, kb)
 	if verdict == TimelinesCompatible {
 		return
@@ -256,7 +257,7 @@ func (d *differ) timeline(path string, a, b []TimelineEntry) {
 				continue
 			}
 			for _, f := range snapshotFieldDiffs(a[i].PodSnapshot, b[j].PodSnapshot) {
-				if leftOutRacy(racy, a[i].PodSnapshot, f.path) && leftOutRacy(racy, b[j].PodSnapshot, f.path) {
+				if racy.leftOut(0, i, a[i].PodSnapshot, f.path) && racy.leftOut(1, j, b[j].PodSnapshot, f.path) {
 					continue
 				}
 				if d.ig.Ignored(fmt.Sprintf("%s[%d].%s", path, i, f.path)) || d.ig.Ignored(fmt.Sprintf("%s[%d].%s", path, j, f.path)) {

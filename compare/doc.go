@@ -22,7 +22,7 @@
 // # The record
 //
 // Per pod (see PodRecord): the timeline of distinct consecutive normalised statuses seen by the
-// watch (NormalizePod), the events (type, reason, involved fieldPath, with counts; those first
+// watch (NormalizePod), each with how long it was visible in the API (durations.go), the events (type, reason, involved fieldPath, with counts; those first
 // seen before the collection started, and all those of a pod gone from the API), the logs of each init and regular container (the
 // previous ones too when it restarted; read just before a delete step for deleted pods) and,
 // for deleted pods, the deletion time from the delete call to the pod gone from the API. Per
@@ -41,9 +41,14 @@
 // (see deletion.go); timelines as described in timeline.go (after collapsing repeats:
 // the same final state, and either one a subsequence of the other or both skipping different
 // states of one progression; when both pods end Succeeded or Failed, their terminal states'
-// PodReadyToStartContainers is left out, a race in the kubelet: see racyReadyToStart). Diff
+// PodReadyToStartContainers is left out, and so is that condition in the snapshots while the
+// pod's first sandbox starts, two races in the kubelet: see readyToStartRaces); how long
+// the states were visible as described in durations.go (a state B showed for more than 5 s
+// that A showed for less than 0.75 s, or not at all, while A held on to the state before it for
+// 2.5 s longer than B, differs). Diff
 // paths look like
-// "pods/main/timeline[3].containers[web].state", "pods/main/events[Warning BackOff
+// "pods/main/timeline[3].containers[web].state", "pods/main/timeline[4].visible",
+// "pods/main/events[Warning BackOff
 // spec.containers{c}]", "pods/main/logs[c].current", "steps[2].exec", "pods/main/deletion".
 //
 // # Scenario files

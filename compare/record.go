@@ -64,6 +64,13 @@ type PodRecord struct {
 type TimelineEntry struct {
 	// At is the number of seconds since the side's pods were created (not compared).
 	At float64 `json:"at"`
+	// Seconds is how long the state was visible in the API as the watch saw it: from the event
+	// that showed it to the event that replaced it or removed the pod (durations.go). Records
+	// made before durations were recorded have none, and their durations are not compared.
+	Seconds *float64 `json:"seconds,omitempty"`
+	// Open marks the last state of a pod still in the API when the timelines stopped: it was
+	// visible for at least Seconds.
+	Open bool `json:"open,omitempty"`
 	PodSnapshot
 }
 

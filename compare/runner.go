@@ -661,7 +661,7 @@ func (s *side) collect(parent context.Context, deadline time.Time) {
 		rec := s.rec.Pods[p.Name]
 		tp, _ := s.pods.snapshot(p.Name)
 		gone[p.Name] = tp.gone
-		rec.Timeline = tp.timeline
+		rec.Timeline = s.pods.timelineWithDurations(p.Name)
 		if rec.Timeline == nil {
 			rec.Timeline = []TimelineEntry{}
 		}

@@ -106,7 +106,7 @@ func (v TimelineVerdict) String() string {
 }
 
 // CompareTimelines collapses both timelines and compares them as described above (without the
-// racy fields: see racyReadyToStart).
+// racy fields: see readyToStartRaces).
 func CompareTimelines(a, b []TimelineEntry) TimelineVerdict {
 	ka, kb := timelineKeys(a, b, func(int, int, string) bool { return false })
 	return compareKeyTimelines(ka, kb)
@@ -127,21 +127,82 @@ func CompareTimelines(a, b []TimelineEntry) TimelineVerdict {
 // snapshot before the pod finished, and in both timelines when one of them does not end
 // terminal.
 
+// PodReadyToStartContainers while the first sandbox starts
+//
+// The kubelet's first sync of a pod generates a status before it creates the pod's sandbox
+// (PodReadyToStartContainers=False, PodSandboxNotReady, the containers waiting in
+// ContainerCreating), and the next sync, after the sandbox is up, one with True and the
+// containers still waiting or already running (kubelet.go SyncPod sets the status before
+// computePodActions and createPodSandbox). Its status manager writes the latest status it holds
+// when it gets to it, so on a loaded machine either of the two is written, or both: in the flake
+// runs of test/compare/README.md each node showed only the False one in some runs and only the
+// True one in others (security/capabilities-add, failures/err-image-pull,
+// termination/delete-during-errimagepull). The rule: in the snapshots at the start of a
+// timeline where the pod is Pending, has no reason, and every container it lists waits in
+// ContainerCreating or PodInitializing with no restart and no last state, that condition is not
+// compared. It is compared from the first snapshot that is past this (a container running or
+// waiting for another reason, an init container done), and always in a timeline's last
+// snapshot (a pod whose sandbox never starts keeps False there; the final status shape compares
+// it too).
+
 // readyToStartField is the flattened path of the condition.
 const readyToStartField = "conditions[PodReadyToStartContainers]"
 
 func isTerminalPhase(phase string) bool { return phase == "Succeeded" || phase == "Failed" }
 
-// racyReadyToStart reports whether the two timelines' final PodReadyToStartContainers is a race
-// (both end in a terminal phase).
-func racyReadyToStart(a, b []TimelineEntry) bool {
-	return len(a) > 0 && len(b) > 0 &&
-		isTerminalPhase(a[len(a)-1].Phase) && isTerminalPhase(b[len(b)-1].Phase)
+// readyToStartRaces says in which snapshots of two timelines PodReadyToStartContainers is not
+// compared, by the two rules above.
+type readyToStartRaces struct {
+	// finished: both timelines end in a terminal phase (the last PodReadyToStartContainers).
+	finished bool
+	// starting is, per side (0 for A, 1 for B), how many snapshots at the start of the timeline
+	// are of the first sandbox's start.
+	starting [2]int
 }
 
-// leftOutRacy reports whether a field of a snapshot is not compared by the rule above.
-func leftOutRacy(racy bool, s PodSnapshot, fieldPath string) bool {
-	return racy && fieldPath == readyToStartField && isTerminalPhase(s.Phase)
+// racyReadyToStart finds the races of PodReadyToStartContainers in two timelines.
+func racyReadyToStart(a, b []TimelineEntry) readyToStartRaces {
+	return readyToStartRaces{
+		finished: len(a) > 0 && len(b) > 0 &&
+			isTerminalPhase(a[len(a)-1].Phase) && isTerminalPhase(b[len(b)-1].Phase),
+		starting: [2]int{startingSnapshots(a), startingSnapshots(b)},
+	}
+}
+
+// startingSnapshots counts the snapshots at the start of a timeline, its last one excepted, in
+// which the pod's first sandbox may still be starting.
+func startingSnapshots(t []TimelineEntry) int {
+	n := 0
+	for n < len(t)-1 && sandboxStarting(t[n].PodSnapshot) {
+		n++
+	}
+	return n
+}
+
+// sandboxStarting reports whether a snapshot is of a pod whose containers all still wait for
+// their first start.
+func sandboxStarting(s PodSnapshot) bool {
+	if s.Phase != "Pending" || s.Reason != "" {
+		return false
+	}
+	for _, c := range s.Containers {
+		if c.RestartCount != 0 || c.LastState != "" {
+			return false
+		}
+		if c.State != "waiting:ContainerCreating" && c.State != "waiting:PodInitializing" {
+			return false
+		}
+	}
+	return true
+}
+
+// leftOut reports whether a field of snapshot i of a side's timeline is not compared by the
+// rules above.
+func (r readyToStartRaces) leftOut(side, i int, s PodSnapshot, fieldPath string) bool {
+	if fieldPath != readyToStartField {
+		return false
+	}
+	return (r.finished && isTerminalPhase(s.Phase)) || i < r.starting[side]
 }
 
 // timelineKeys returns the canonical keys of both timelines' snapshots, without the racy fields
@@ -153,7 +214,7 @@ func timelineKeys(a, b []TimelineEntry, ignored func(side, i int, fieldPath stri
 		for i, e := range t {
 			var sb strings.Builder
 			for _, f := range e.flatten() {
-				if leftOutRacy(racy, e.PodSnapshot, f.path) || ignored(side, i, f.path) {
+				if racy.leftOut(side, i, e.PodSnapshot, f.path) || ignored(side, i, f.path) {
 					continue
 				}
 				sb.WriteString(f.path + "=" + f.value + "\n")

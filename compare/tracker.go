@@ -24,6 +24,7 @@ type podTracker struct {
 	changed chan struct{}
 	start   time.Time // what TimelineEntry.At counts from
 	frozen  bool      // timelines no longer grow
+	frozeAt time.Time // when they stopped growing
 	errs    []string
 }
 
@@ -84,8 +85,30 @@ func (t *podTracker) observe(ev watch.Event, now time.Time) {
 // freeze stops the timelines from growing.
 func (t *podTracker) freeze() {
 	t.mu.Lock()
-	t.frozen = true
+	if !t.frozen {
+		t.frozen, t.frozeAt = true, time.Now()
+	}
 	t.mu.Unlock()
+}
+
+// timelineWithDurations returns a copy of a pod's timeline with each state's visible time
+// (stampDurations): the last state lasts until the pod left the API, or is open until the
+// timelines were frozen (or until now when they were not).
+func (t *podTracker) timelineWithDurations(name string) []TimelineEntry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tp := t.pods[name]
+	if tp == nil {
+		return nil
+	}
+	end, open := t.frozeAt, true
+	switch {
+	case tp.gone && (!t.frozen || !tp.goneAt.After(t.frozeAt)):
+		end, open = tp.goneAt, false
+	case !t.frozen:
+		end = time.Now()
+	}
+	return stampDurations(tp.timeline, roundSeconds(end.Sub(t.start)), open)
 }
 
 // snapshot returns a copy of what is known of a pod and a channel closed on the next change.

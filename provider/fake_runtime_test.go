@@ -25,6 +25,8 @@ type fakeRuntime struct {
 	failInspect error
 	// failRunSandbox, when set, is what RunPodSandbox fails with.
 	failRunSandbox error
+	// failRemoveContainer, when set, is returned by the next RemoveContainer.
+	failRemoveContainer error
 }
 
 func (f *fakeRuntime) inspectPod(context.Context, string) (*podRuntime, error) {
@@ -111,6 +113,10 @@ func (f *fakeRuntime) RemoveContainer(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("RemoveContainer %s", id)
+	if err := f.failRemoveContainer; err != nil {
+		f.failRemoveContainer = nil
+		return err
+	}
 	var kept []*containerState
 	for _, c := range f.state.Containers {
 		if c.ID != id {

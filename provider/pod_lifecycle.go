@@ -93,6 +93,10 @@ type podDeletion struct {
 	// goneFromAPI is set when the pod was removed from the API before vk-cri stopped it (a force
 	// deletion): the kubelet records no Killing events then.
 	goneFromAPI bool
+	// removedFromAPI is set once vk-cri removed the terminated pod from the API (final status,
+	// then the deletion); its runtime objects are removed after that (removeTerminated), and a
+	// retry of their removal does not write the API again.
+	removedFromAPI bool
 	// seen is the pod's status in the API when vk-cri first saw its deletion timestamp: what the
 	// kubelet's pod worker holds of the pod once it is deleted, from which its status manager
 	// judges at the end whether the pod had initialised. Nil until then.

@@ -89,8 +89,14 @@ func containerStatuses(in statusInput, containers []v1.Container, isInit bool) [
 		prevStatus, hasPrev := previousContainerStatus(in.Pod, c.Name)
 		insts := in.Runtime.instances(c.Name)
 		if len(insts) == 0 && hasPrev && prevStatus.State.Terminated != nil {
-			// The kubelet keeps the status of a terminated container the runtime no longer has.
-			st.Resources, st.AllocatedResources = prevStatus.Resources, prevStatus.AllocatedResources
+			// The kubelet keeps the status of a terminated container the runtime no longer has
+			// (kubelet_pods.go convertToAPIContainerStatuses: the old terminated status is the
+			// default), as for an evicted pod whose containers its container deletor removed.
+			st = *prevStatus.DeepCopy()
+			st.VolumeMounts = volumeMountStatuses(c, in.SupportsRRO)
+			if st.Started == nil {
+				st.Started = new(bool)
+			}
 		}
 		if len(insts) > 0 {
 			cur := insts[0]

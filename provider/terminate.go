@@ -236,7 +236,6 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		}
 		p.killContainers(ctx, pod, rt.Containers, plan.Grace, plan.Events)
 		p.stopSandboxes(ctx, pod, rt)
-		stoppedAt = time.Now()
 		if err := rec.transition(lifecycleChange{to: podTerminated}); err != nil {
 			return false, err
 		}
@@ -252,7 +251,17 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 			// As the kubelet, the status once nothing runs.
 			p.setStatus(rec, spec, p.computeStatus(rec, spec, rt, statusTerminal))
 		}
+		// SyncTerminatingPod ends here; the terminated sync that lets the status manager delete
+		// the pod waits for a relist newer than this end (pod_workers.go GetNewerThan), so that
+		// the status above is visible in the API for at least the rest of a relist.
+		stoppedAt = time.Now()
 		l = rec.lifecycleNow()
+		if removal && spec != nil && l.deletion != nil && l.deletion.inAPI {
+			// The kubelet tears the volumes down in that sync (SyncTerminatedPod), in its turn:
+			// the teardown adds to the time the final status is visible, as it does there. (A
+			// shutdown ends the wait, not the termination.)
+			_ = p.relists.waitListedSince(ctx, stoppedAt)
+		}
 	}
 	if l.state != podTerminated {
 		return false, fmt.Errorf("terminating a pod that is %s", l.state)
@@ -270,6 +279,9 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 		rec.mu.Unlock()
 		// Then, as SyncTerminatedPod, the pod's cgroup (pcm.Destroy).
 		p.removePodCgroup(rec.uid)
+		if l.reason == terminationEvicted {
+			p.removeEvictedContainers(ctx, pod, rec)
+		}
 	}
 	if !removal {
 		return false, nil
@@ -280,10 +292,40 @@ func (p *Provider) terminate(ctx context.Context, rec *podRecord) (gone bool, er
 	return true, nil
 }
 
+// removeEvictedContainers removes the stopped containers of an evicted pod from the runtime, as
+// the kubelet's container deletor removes all of them once the pod worker says an evicted pod's
+// content can go (kubelet.go cleanUpContainersInPod on the ContainerDied events of its kill,
+// pod_workers.go ShouldPodContentBeRemoved): their logs are gone, the pod's status keeps their
+// ends. The sandboxes stay until the pod is deleted, as the kubelet's GC keeps them.
+func (p *Provider) removeEvictedContainers(ctx context.Context, pod *v1.Pod, rec *podRecord) {
+	rt, err := p.runtime.inspectPod(ctx, string(rec.uid))
+	if err != nil {
+		p.podLog(pod).WithError(err).Warn("reading the evicted pod's containers to remove them")
+		return
+	}
+	for _, c := range rt.Containers {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, c.ID)); err != nil {
+			p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("removing a container of the evicted pod")
+		}
+	}
+}
+
 // removeTerminated removes a deleted pod that has terminated: the status manager's final status
-// (containers that never ended reported terminated, a terminal phase), the pod's containers,
-// sandboxes, logs and per-pod files, then the pod from the API, in its turn. rt is the pod's
-// runtime state once it stopped at stoppedAt, nil when it was stopped earlier.
+// (containers that never ended reported terminated, a terminal phase) and the pod's removal from
+// the API, in its turn; then the pod's containers, sandboxes, logs and per-pod files. rt is the
+// pod's runtime state once it stopped, and stoppedAt the end of its terminating step (its
+// terminal status set); rt is nil when it was stopped earlier.
+//
+// The runtime's objects go after the API's pod, as on the kubelet: its status manager deletes
+// the pod once SyncTerminatedPod has torn the volumes and the cgroup down (status_manager.go
+// canBeDeleted), and the dead containers and sandboxes are removed afterwards, by the container
+// deletor on the pod's ContainerDied events (kubelet.go cleanUpContainersInPod) and the
+// container GC (kuberuntime_gc.go evictSandboxes). Removing them first made the deletion, and
+// the time the final status was visible, wait for the runtime's removals: seconds on a loaded
+// machine for a crash-looping pod's dead instances (issue 15).
 func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1.Pod, rt *podRuntime, stoppedAt time.Time) error {
 	log := p.podLog(pod)
 	if rt == nil {
@@ -296,12 +338,20 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 	rec.mu.Lock()
 	spec, deletion := rec.pod, *rec.lifecycle.deletion
 	rec.mu.Unlock()
-	var final *v1.PodStatus
-	if spec != nil {
-		// The status the pod leaves the API with.
-		st := p.computeStatus(rec, spec, rt, statusFinal)
-		p.setStatus(rec, spec, st)
-		final = &st
+	if deletion.inAPI && !deletion.removedFromAPI {
+		var final *v1.PodStatus
+		if spec != nil {
+			// The status the pod leaves the API with.
+			st := p.computeStatus(rec, spec, rt, statusFinal)
+			p.setStatus(rec, spec, st)
+			final = &st
+		}
+		// In the worker, so that the pod's record stays (and virtual-kubelet's force deletions
+		// are still handed over to it) until the pod is gone from the API and the runtime.
+		p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
+		rec.mu.Lock()
+		rec.lifecycle.deletion.removedFromAPI = true
+		rec.mu.Unlock()
 	}
 	for _, c := range rt.Containers {
 		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, c.ID)); err != nil {
@@ -322,15 +372,7 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 	}
 	log.Info("pod terminated and removed from the runtime")
 	p.probes.RemovePod(rec.uid)
-	if err := rec.transition(lifecycleChange{to: podRemoved}); err != nil {
-		return err
-	}
-	if deletion.inAPI {
-		// In the worker, so that the pod's record stays (and virtual-kubelet's force deletions
-		// are still handed over to it) until the pod is gone from the API.
-		p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
-	}
-	return nil
+	return rec.transition(lifecycleChange{to: podRemoved})
 }
 
 // removeFromAPI ends a terminated pod's life in the API as the kubelet's status manager does:

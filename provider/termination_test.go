@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -155,6 +156,9 @@ func TestTerminationForEveryReason(t *testing.T) {
 		wantPhase        v1.PodPhase
 		wantStatusReason string
 		wantRemoved      bool
+		// wantContainersGone: an evicted pod's stopped containers leave the runtime while the pod
+		// stays (the kubelet's container deletor).
+		wantContainersGone bool
 	}{
 		{
 			name: "deleted", pod: terminationPod, state: runningState,
@@ -182,7 +186,7 @@ func TestTerminationForEveryReason(t *testing.T) {
 				}
 			},
 			wantReason: terminationEvicted, wantState: podTerminated, wantStops: []string{"StopContainer c1 2"},
-			wantPhase: v1.PodFailed, wantStatusReason: reasonEvicted,
+			wantPhase: v1.PodFailed, wantStatusReason: reasonEvicted, wantContainersGone: true,
 		},
 		{
 			name: "deadline exceeded",
@@ -270,12 +274,21 @@ func TestTerminationForEveryReason(t *testing.T) {
 				}
 				return
 			}
-			if len(rt.Containers) == 0 && len(tc.state(terminationPod()).Containers) != 0 {
+			hadContainers := len(tc.state(terminationPod()).Containers) != 0
+			switch {
+			case tc.wantContainersGone && len(rt.Containers) != 0:
+				t.Errorf("the runtime still holds %d containers of the pod", len(rt.Containers))
+			case !tc.wantContainersGone && len(rt.Containers) == 0 && hadContainers:
 				t.Error("the containers of a pod that stays were removed")
 			}
 			st := rec.view().Status
 			if st.Phase != tc.wantPhase || st.Reason != tc.wantStatusReason {
 				t.Errorf("status %s (%q), want %s (%q)", st.Phase, st.Reason, tc.wantPhase, tc.wantStatusReason)
+			}
+			// The pod's next syncs keep the ends of its containers, in the runtime or not.
+			f.sync(t, rec)
+			if got := rec.view().Status; !equality.Semantic.DeepEqual(got.ContainerStatuses, st.ContainerStatuses) || got.Phase != st.Phase {
+				t.Errorf("after another sync: phase %s, containers %+v; want %s, %+v", got.Phase, got.ContainerStatuses, st.Phase, st.ContainerStatuses)
 			}
 			if _, deleted := f.finalStatusInAPI(t); deleted {
 				t.Error("a pod that stays was deleted from the API")

@@ -226,6 +226,11 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 			// Like the kubelet's pod workers, look again when the back-off ends (a little
 			// later, jittered), not before: the status shows the exit until then.
 			next = minPositive(retry, backoffResync(actions.NextSync))
+			// A crash of an instance that ran for less than a relist reaches the kubelet's pod
+			// worker twice, and it shows CrashLoopBackOff one relist later (backoff_report.go).
+			if showsBackoffNextRelist(actions.Backoff, previous, rt, p.cfg.RelistPeriod) {
+				p.syncAfterNextRelist(p.runCtx, rec)
+			}
 		}
 		if actions.changesRuntime() {
 			before := rt

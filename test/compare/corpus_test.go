@@ -103,6 +103,7 @@ type execStep struct {
 	Pod       string   `json:"pod"`
 	Container string   `json:"container"`
 	Command   []string `json:"command"`
+	Timeout   string   `json:"timeout,omitempty"`
 }
 
 type updateStep struct {
@@ -524,7 +525,8 @@ func checkScenario(t *testing.T, sc *scenario) {
 			}
 			if terminalWaits[s.Wait.For] {
 				lastFor[pod.Name] = "final"
-			} else if lastFor[pod.Name] != "deleted" {
+			} else if lastFor[pod.Name] != "deleted" && lastFor[pod.Name] != "final" {
+				// A wait changes nothing: a pod in a terminal phase stays there.
 				lastFor[pod.Name] = "open"
 			}
 		case s.Sleep != "":
@@ -543,6 +545,11 @@ func checkScenario(t *testing.T, sc *scenario) {
 			}
 			if len(s.Exec.Command) == 0 {
 				t.Errorf("%s: exec without a command", where)
+			}
+			if s.Exec.Timeout != "" {
+				if d, err := time.ParseDuration(s.Exec.Timeout); err != nil || d <= 0 || d > limit {
+					t.Errorf("%s: exec timeout %q: want a duration in (0, %v]", where, s.Exec.Timeout, limit)
+				}
 			}
 			lastFor[pod.Name] = "open"
 		case s.Update != nil:
