@@ -280,6 +280,7 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	measured.run(ctx)
+	newGarbageCollection(o, rt, p, measured, recorder, promMetrics, entry).Run(ctx)
 	go rotation.Run(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"github.com/sirupsen/logrus"
+
+	"github.com/vk-cri/vk-cri/cri"
+	"github.com/vk-cri/vk-cri/gc"
+	"github.com/vk-cri/vk-cri/metrics"
+	"github.com/vk-cri/vk-cri/provider"
+)
+
+// newGarbageCollection builds the container and image collectors. Image GC needs the image file
+// system's size, so it is off without stats (--enable-stats=false), and when the policy turns it
+// off (--image-gc-high-threshold 100, --image-maximum-gc-age 0), as the kubelet's.
+func newGarbageCollection(o *options, rt *cri.Client, p *provider.Provider, measured *measurement, recorder gc.EventRecorder, m *metrics.Recorder, log *logrus.Entry) *gc.Loop {
+	loop := &gc.Loop{
+		Containers: gc.NewContainerGC(gc.ContainerGCConfig{
+			Policy:      o.containerPolicy(),
+			Owner:       o.NodeName,
+			PodLogRoot:  o.PodLogDir,
+			CallTimeout: o.RuntimeRequestTimeout,
+		}, rt.Runtime, p, log.WithField("component", "container-gc")),
+		Recorder: recorder,
+		NodeName: o.NodeName,
+		Log:      log.WithField("component", "gc"),
+	}
+	policy := o.imagePolicy()
+	switch {
+	case policy.Disabled():
+		log.Info("image garbage collection off (--image-gc-high-threshold 100, --image-maximum-gc-age 0)")
+	case measured == nil:
+		log.Warn("--enable-stats=false: no image garbage collection (it needs the image file system's size)")
+	default:
+		loop.Images = gc.NewImageGC(gc.ImageGCConfig{
+			Policy:      policy,
+			NodeName:    o.NodeName,
+			CallTimeout: o.RuntimeRequestTimeout,
+		}, rt.Images, rt.Runtime, measured.collector, recorder, m, log.WithField("component", "image-gc"))
+	}
+	return loop
+}
