@@ -51,15 +51,21 @@ func observeFs(obs map[Signal]observation, fs *statsapi.FsStats, bytesSig, inode
 
 func bytes(v uint64) *resource.Quantity { return resource.NewQuantity(int64(v), resource.BinarySI) }
 
-// crossed returns the thresholds whose signal is below them.
-func crossed(thresholds []Threshold, obs map[Signal]observation) []Threshold {
+// crossed returns the thresholds whose signal is below them; with enforceMinReclaim, below
+// them plus their minimum reclaim (a threshold met before stays met until that much is back:
+// the kubelet's thresholdsMet).
+func crossed(thresholds []Threshold, obs map[Signal]observation, enforceMinReclaim bool) []Threshold {
 	var out []Threshold
 	for _, t := range thresholds {
 		o, ok := obs[t.Signal]
 		if !ok {
 			continue
 		}
-		if o.available.Cmp(*t.value(o.capacity)) < 0 {
+		q := t.value(o.capacity).DeepCopy()
+		if enforceMinReclaim && t.MinReclaim != nil {
+			q.Add(*t.MinReclaim.value(o.capacity))
+		}
+		if o.available.Cmp(q) < 0 {
 			out = append(out, t)
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/sirupsen/logrus"
 
 	"github.com/vk-cri/vk-cri/cri"
@@ -37,5 +39,24 @@ func newGarbageCollection(o *options, rt *cri.Client, p *provider.Provider, meas
 			CallTimeout: o.RuntimeRequestTimeout,
 		}, rt.Images, rt.Runtime, measured.collector, recorder, m, log.WithField("component", "image-gc"))
 	}
+	if measured != nil {
+		measured.evictions.SetReclaimer(reclaimer{loop})
+	}
 	return loop
+}
+
+// reclaimer is the eviction manager's node-level reclaim through the collectors: dead
+// containers (of terminated pods too), then unused images.
+type reclaimer struct{ loop *gc.Loop }
+
+func (r reclaimer) DeleteAllUnusedContainers(ctx context.Context) error {
+	return r.loop.Containers.GarbageCollect(ctx, true)
+}
+
+func (r reclaimer) DeleteUnusedImages(ctx context.Context) error {
+	if r.loop.Images == nil {
+		return nil
+	}
+	_, err := r.loop.Images.DeleteUnusedImages(ctx)
+	return err
 }

@@ -76,6 +76,8 @@ type options struct {
 	HousekeepingInterval   time.Duration
 	EvictionHard           string
 	EvictionPressurePeriod time.Duration
+	// Soft eviction (eviction_options.go).
+	evictionOptions
 	// Garbage collection (gc_options.go).
 	gcOptions
 	// Container logs and streaming, with the kubelet's names and defaults.
@@ -179,6 +181,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HousekeepingInterval, "housekeeping-interval", o.HousekeepingInterval, "how often cAdvisor samples the node's root cgroup")
 	fs.StringVar(&o.EvictionHard, "eviction-hard", o.EvictionHard, "hard eviction thresholds in the kubelet's syntax, e.g. 'memory.available<100Mi,nodefs.available<10%' (default: the kubelet's memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%); those on memory.available and nodefs.available are also subtracted from the node's allocatable")
 	fs.DurationVar(&o.EvictionPressurePeriod, "eviction-pressure-transition-period", o.EvictionPressurePeriod, "how long a pressure condition stays True after its signal recovered")
+	o.evictionOptions.addFlags(fs)
 	o.gcOptions.addFlags(fs)
 	fs.StringVar(&o.ContainerLogMaxSize, "container-log-max-size", o.ContainerLogMaxSize, "size (a quantity: 10Mi, 64Ki) a container's log file reaches before it is rotated; negative: never rotate")
 	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", o.ContainerLogMaxFiles, "most log files a container keeps, the current one included (at least 2); older rotated files are gzipped, the oldest removed")
@@ -298,6 +301,9 @@ func (o *options) validate() error {
 		return err
 	}
 	if err := o.gcOptions.validate(); err != nil {
+		return err
+	}
+	if _, err := o.evictionThresholds(); err != nil {
 		return err
 	}
 	if o.ContainerLogMonitorInterval < 3*time.Second {

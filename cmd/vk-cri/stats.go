@@ -45,13 +45,14 @@ func startStats(o *options, rt *cri.Client, pods func() []*v1.Pod, evictor evict
 	if err != nil {
 		return nil, err
 	}
-	thresholds, err := eviction.ParseThresholds(o.EvictionHard)
+	thresholds, err := o.evictionThresholds()
 	if err != nil {
-		return nil, fmt.Errorf("--eviction-hard: %w", err)
+		return nil, err
 	}
 	evictions := eviction.NewManager(eviction.Options{
 		Thresholds:               thresholds,
 		PressureTransitionPeriod: o.EvictionPressurePeriod,
+		MaxPodGracePeriodSeconds: o.EvictionMaxPodGracePeriod,
 	}, collector, pods, evictor, log.WithField("component", "eviction"))
 	return &measurement{collector: collector, cadvisorMetrics: collector.CadvisorMetricsHandler(), evictions: evictions}, nil
 }
