@@ -51,6 +51,9 @@ type Options struct {
 	DedicatedImageFs bool
 	// Reclaim, when set, frees disk space before pods are evicted for disk pressure.
 	Reclaim Reclaimer
+	// Capacity is the node's declared capacity (--capacity), nil for the host's: memory and
+	// nodefs signals are then measured against it.
+	Capacity v1.ResourceList
 	// Clock is the real clock unless set (tests).
 	Clock clock.PassiveClock
 }
@@ -223,7 +226,7 @@ func (m *Manager) reclaimed(ctx context.Context, r Reclaimer, log *logrus.Entry)
 		log.WithError(err).Warn("eviction manager: cannot measure the node after reclaim")
 		return false
 	}
-	return len(crossed(m.opts.Thresholds, observe(summary), true)) == 0
+	return len(crossed(m.opts.Thresholds, observe(summary, m.opts.Capacity), true)) == 0
 }
 
 // activePods are the pods that still run: not finished, not being deleted.
@@ -264,7 +267,7 @@ var signalOrder = map[Signal]int{MemoryAvailable: 0, NodeFsAvailable: 1, NodeFsI
 // periods: 1 s for a hard threshold, for a soft one the pod's own capped by
 // --eviction-max-pod-grace-period.
 func decide(now time.Time, opts Options, summary *statsapi.Summary, pods []*v1.Pod, prev state) decision {
-	obs := observe(summary)
+	obs := observe(summary, opts.Capacity)
 	met := crossed(opts.Thresholds, obs, false)
 	if len(prev.met) > 0 {
 		for _, t := range crossed(prev.met, obs, true) {

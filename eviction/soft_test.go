@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -173,5 +174,26 @@ func TestReclaimBeforeEviction(t *testing.T) {
 				t.Error("DiskPressure is set when the threshold was met, reclaimed or not")
 			}
 		})
+	}
+}
+
+func TestDeclaredCapacitySignals(t *testing.T) {
+	th, _ := ParseThresholds("memory.available<100Mi")
+	opts := Options{Thresholds: th, Capacity: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}}
+	p := pod("hog", 0, "")
+	// The host has 20Gi available; the node's pods use 950Mi of its 1Gi.
+	s := summary(20<<30, 50<<30, podStats("hog", 950<<20, 0, 1))
+	s.Pods[0].Memory = &statsapi.MemoryStats{WorkingSetBytes: ptr.To[uint64](950 << 20)}
+	d := decide(time.Unix(0, 0), opts, s, []*v1.Pod{p}, state{})
+	if !d.state.pressure[v1.NodeMemoryPressure] || d.threshold == nil || len(d.candidates) != 1 {
+		t.Fatalf("pressure %v threshold %v", d.state.pressure, d.threshold)
+	}
+	if want := "The node was low on resource: memory. Threshold quantity: 100Mi, available: 74Mi. "; !strings.HasPrefix(d.candidates[0].message, want) {
+		t.Errorf("message %q, want prefix %q", d.candidates[0].message, want)
+	}
+	// Without the declared capacity, the host's 20Gi: no pressure.
+	opts.Capacity = nil
+	if d := decide(time.Unix(0, 0), opts, s, []*v1.Pod{p}, state{}); d.threshold != nil {
+		t.Errorf("host memory: threshold %v", d.threshold)
 	}
 }

@@ -80,6 +80,8 @@ type options struct {
 	evictionOptions
 	// Garbage collection (gc_options.go).
 	gcOptions
+	// Declared capacity (capacity.go).
+	capacityOptions
 	// Container logs and streaming, with the kubelet's names and defaults.
 	ContainerLogMaxSize            string
 	ContainerLogMaxFiles           int
@@ -183,6 +185,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.EvictionPressurePeriod, "eviction-pressure-transition-period", o.EvictionPressurePeriod, "how long a pressure condition stays True after its signal recovered")
 	o.evictionOptions.addFlags(fs)
 	o.gcOptions.addFlags(fs)
+	o.capacityOptions.addFlags(fs)
 	fs.StringVar(&o.ContainerLogMaxSize, "container-log-max-size", o.ContainerLogMaxSize, "size (a quantity: 10Mi, 64Ki) a container's log file reaches before it is rotated; negative: never rotate")
 	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", o.ContainerLogMaxFiles, "most log files a container keeps, the current one included (at least 2); older rotated files are gzipped, the oldest removed")
 	fs.DurationVar(&o.ContainerLogMonitorInterval, "container-log-monitor-interval", o.ContainerLogMonitorInterval, "how often container log sizes are checked for rotation (at least 3s)")
@@ -304,6 +307,9 @@ func (o *options) validate() error {
 		return err
 	}
 	if _, err := o.evictionThresholds(); err != nil {
+		return err
+	}
+	if _, err := o.declaredCapacity(); err != nil {
 		return err
 	}
 	if o.ContainerLogMonitorInterval < 3*time.Second {

@@ -148,6 +148,10 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	declared, err := o.declaredCapacity()
+	if err != nil {
+		return err
+	}
 	taints, err := parseTaints(o.RegisterWithTaints)
 	if err != nil {
 		return err
@@ -242,6 +246,7 @@ func run(ctx context.Context, o *options) error {
 				Machine:         measured.machineInfo(),
 				Pressure:        measured.pressure(),
 				Reservation:     reservation,
+				Capacity:        declared,
 				// The kubelet API's WebSocket streams are served here (package streaming), in-place
 				// resizes by the provider.
 				DeclaredFeatures: declaredFeatures(streaming.DeclaredFeatures(), provider.DeclaredFeatures()),

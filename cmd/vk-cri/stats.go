@@ -49,10 +49,15 @@ func startStats(o *options, rt *cri.Client, pods func() []*v1.Pod, evictor evict
 	if err != nil {
 		return nil, err
 	}
+	declared, err := o.declaredCapacity()
+	if err != nil {
+		return nil, err
+	}
 	evictions := eviction.NewManager(eviction.Options{
 		Thresholds:               thresholds,
 		PressureTransitionPeriod: o.EvictionPressurePeriod,
 		MaxPodGracePeriodSeconds: o.EvictionMaxPodGracePeriod,
+		Capacity:                 declared,
 	}, collector, pods, evictor, log.WithField("component", "eviction"))
 	return &measurement{collector: collector, cadvisorMetrics: collector.CadvisorMetricsHandler(), evictions: evictions}, nil
 }
