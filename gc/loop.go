@@ -21,10 +21,13 @@ const (
 // are ready).
 type Loop struct {
 	Containers *ContainerGC
-	// Images is nil when image GC is off (ImagePolicy.Disabled, or no stats).
-	Images   *ImageGC
-	Recorder EventRecorder
-	NodeName string
+	// Images is nil without stats (image GC needs the image file system's size).
+	Images *ImageGC
+	// NoPeriodicImageGC: the policy turns periodic image GC off (ImagePolicy.Disabled); the
+	// eviction manager still reclaims through Images, as the kubelet's.
+	NoPeriodicImageGC bool
+	Recorder          EventRecorder
+	NodeName          string
 	// ImagePeriod is ImageGCPeriod unless set (tests).
 	ImagePeriod time.Duration
 	Clock       clock.WithTicker
@@ -37,7 +40,7 @@ func (l *Loop) Run(ctx context.Context) {
 		l.Clock = clock.RealClock{}
 	}
 	go l.every(ctx, ContainerGCPeriod, l.collectContainers())
-	if l.Images == nil {
+	if l.Images == nil || l.NoPeriodicImageGC {
 		return
 	}
 	period := l.ImagePeriod

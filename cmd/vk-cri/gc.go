@@ -12,8 +12,9 @@ import (
 )
 
 // newGarbageCollection builds the container and image collectors. Image GC needs the image file
-// system's size, so it is off without stats (--enable-stats=false), and when the policy turns it
-// off (--image-gc-high-threshold 100, --image-maximum-gc-age 0), as the kubelet's.
+// system's size, so it is off without stats (--enable-stats=false); when the policy turns it off
+// (--image-gc-high-threshold 100, --image-maximum-gc-age 0) it does not run periodically, but the
+// eviction manager still removes unused images under disk pressure, as the kubelet's.
 func newGarbageCollection(o *options, rt *cri.Client, p *provider.Provider, measured *measurement, recorder gc.EventRecorder, m *metrics.Recorder, log *logrus.Entry) *gc.Loop {
 	loop := &gc.Loop{
 		Containers: gc.NewContainerGC(gc.ContainerGCConfig{
@@ -27,12 +28,13 @@ func newGarbageCollection(o *options, rt *cri.Client, p *provider.Provider, meas
 		Log:      log.WithField("component", "gc"),
 	}
 	policy := o.imagePolicy()
-	switch {
-	case policy.Disabled():
-		log.Info("image garbage collection off (--image-gc-high-threshold 100, --image-maximum-gc-age 0)")
-	case measured == nil:
+	if policy.Disabled() {
+		loop.NoPeriodicImageGC = true
+		log.Info("periodic image garbage collection off (--image-gc-high-threshold 100, --image-maximum-gc-age 0)")
+	}
+	if measured == nil {
 		log.Warn("--enable-stats=false: no image garbage collection (it needs the image file system's size)")
-	default:
+	} else {
 		loop.Images = gc.NewImageGC(gc.ImageGCConfig{
 			Policy:      policy,
 			NodeName:    o.NodeName,

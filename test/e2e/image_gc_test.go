@@ -30,6 +30,59 @@ const imageFsRoot = "/var/lib/vk-cri-gc/root"
 // the node. A private containerd (its own loop-mounted root) keeps the shared one's images
 // untouched.
 func TestImageGCFreesUnusedImageKeepsUsed(t *testing.T) {
+	f := fullImageFs(t)
+	ctx, rt, unused, used, base := f.ctx, f.rt, f.unused, f.used, f.base
+	started := metav1.Now()
+	// The minimum age is the kubelet's setting for how long a new image is safe; 0 lets the
+	// collector's first pass, at start, act.
+	restartNode(t, base+" --image-minimum-gc-age=0s")
+	if err := imageGone(ctx, rt, unused, 90*time.Second); err != nil {
+		t.Fatalf("the unused image %s is still there after 90 s", unused)
+	}
+	for _, ref := range []string{used, s.env["REGISTRY"] + "/vk-cri/pause:3.10"} {
+		st, err := rt.Images.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: ref}, false)
+		if err != nil || st.GetImage() == nil {
+			t.Errorf("image %s was removed (in use or pinned): %v", ref, err)
+		}
+	}
+	if n := sample(scrapeMetrics(t), "kubelet_image_garbage_collected_total", map[string]string{"reason": "space"}); n < 1 {
+		t.Errorf("kubelet_image_garbage_collected_total{reason=space} = %v, want at least 1", n)
+	}
+	var msg string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		evs, err := s.kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + nodeName + ",reason=FreeDiskSpaceFailed"})
+		if err != nil {
+			return false, nil
+		}
+		for _, ev := range evs.Items {
+			// Events of earlier runs of the same node name are older.
+			if ev.Type == v1.EventTypeWarning && !ev.LastTimestamp.Before(&started) {
+				msg = ev.Message
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil || !strings.HasPrefix(msg, "Insufficient free disk space on the node's image filesystem (") {
+		t.Errorf("no FreeDiskSpaceFailed warning on the node (last message %q)", msg)
+	}
+	t.Logf("FreeDiskSpaceFailed: %s", msg)
+}
+
+// fullImageFsNode is the test node on a private containerd whose image file system holds a pod's
+// image (used) and another (unused) and is 90 % full.
+type fullImageFsNode struct {
+	ctx          context.Context
+	rt           *cri.Client
+	unused, used string
+	// base are the node's flags on that runtime.
+	base string
+	ns   string
+}
+
+func fullImageFs(t *testing.T) fullImageFsNode {
+	t.Helper()
 	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
 		t.Skip("no mkfs.ext4 for the small image file system")
 	}
@@ -76,40 +129,39 @@ func TestImageGCFreesUnusedImageKeepsUsed(t *testing.T) {
 	}
 	_ = unix.Statfs(imageFsRoot, &st)
 	t.Logf("image fs: %d MiB, %d MiB available after filling", capacity>>20, (int64(st.Bavail)*st.Bsize)>>20)
+	return fullImageFsNode{ctx: ctx, rt: rt, unused: unused, used: used, base: base, ns: ns}
+}
 
-	// The minimum age is the kubelet's setting for how long a new image is safe; 0 lets the
-	// collector's first pass, at start, act.
-	restartNode(t, base+" --image-minimum-gc-age=0s")
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		st, err := rt.Images.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: unused}, false)
+// imageGone waits until the runtime no longer has ref.
+func imageGone(ctx context.Context, rt *cri.Client, ref string, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		st, err := rt.Images.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: ref}, false)
 		return err == nil && st.GetImage() == nil, nil
 	})
-	if err != nil {
-		t.Fatalf("the unused image %s is still there after 90 s", unused)
+}
+
+// Under disk pressure on the image file system (a hard imagefs.available threshold), the
+// eviction manager first reclaims: dead containers, then unused images (periodic image GC is
+// off here); as that is not enough, it then evicts the pod, with the kubelet's message.
+func TestEvictionReclaimsImagesBeforeEvicting(t *testing.T) {
+	f := fullImageFs(t)
+	restartNode(t, strings.Replace(f.base, "--eviction-hard=memory.available<100Mi", "--eviction-hard=imagefs.available<15%", 1)+
+		" --image-gc-high-threshold=100 --image-minimum-gc-age=0s")
+	evicted := waitPod(t, f.ns, "user", 2*time.Minute, "evicted", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
+	if !strings.HasPrefix(evicted.Status.Message, "The node was low on resource: ephemeral-storage. Threshold quantity: ") || evicted.Status.Reason != "Evicted" {
+		t.Errorf("reason %q message %q", evicted.Status.Reason, evicted.Status.Message)
 	}
-	for _, ref := range []string{used, s.env["REGISTRY"] + "/vk-cri/pause:3.10"} {
-		st, err := rt.Images.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: ref}, false)
-		if err != nil || st.GetImage() == nil {
-			t.Errorf("image %s was removed (in use or pinned): %v", ref, err)
-		}
+	// The unused image went in the reclaim before the eviction (no periodic image GC runs).
+	if err := imageGone(f.ctx, f.rt, f.unused, time.Second); err != nil {
+		t.Errorf("the unused image %s is still there after the eviction", f.unused)
 	}
 	if n := sample(scrapeMetrics(t), "kubelet_image_garbage_collected_total", map[string]string{"reason": "space"}); n < 1 {
 		t.Errorf("kubelet_image_garbage_collected_total{reason=space} = %v, want at least 1", n)
 	}
-	var msg string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		evs, err := s.kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{
-			FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + nodeName + ",reason=FreeDiskSpaceFailed"})
-		if err != nil || len(evs.Items) == 0 {
-			return false, nil
-		}
-		msg = evs.Items[len(evs.Items)-1].Message
-		return evs.Items[len(evs.Items)-1].Type == v1.EventTypeWarning, nil
-	})
-	if err != nil || !strings.HasPrefix(msg, "Insufficient free disk space on the node's image filesystem (") {
-		t.Errorf("no FreeDiskSpaceFailed warning on the node (last message %q)", msg)
+	if c := nodeCondition(t, v1.NodeDiskPressure); c == nil || c.Status != v1.ConditionTrue {
+		t.Errorf("DiskPressure %+v", c)
 	}
-	t.Logf("FreeDiskSpaceFailed: %s", msg)
+	t.Logf("evicted: %q", evicted.Status.Message)
 }
 
 // writeZeros writes a file of n bytes.
