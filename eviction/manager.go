@@ -9,6 +9,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 )
@@ -31,6 +33,11 @@ type Evictor interface {
 	EvictPod(pod *v1.Pod, message string, condition v1.PodCondition, grace int64) bool
 }
 
+// Recorder records events (client-go's record.EventRecorder has it).
+type Recorder interface {
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
 // Reclaimer frees node-level resources before pods are evicted for disk pressure (package gc):
 // the kubelet's containerGC.DeleteAllUnusedContainers and imageGC.DeleteUnusedImages.
 type Reclaimer interface {
@@ -51,6 +58,9 @@ type Options struct {
 	DedicatedImageFs bool
 	// Reclaim, when set, frees disk space before pods are evicted for disk pressure.
 	Reclaim Reclaimer
+	// Recorder, when set, records the node's EvictionThresholdMet events; NodeName names the node.
+	Recorder Recorder
+	NodeName string
 	// Capacity is the node's declared capacity (--capacity), nil for the host's: memory and
 	// nodefs signals are then measured against it.
 	Capacity v1.ResourceList
@@ -169,6 +179,11 @@ func (m *Manager) synchronize(ctx context.Context) {
 	}
 	res := resourceOf(d.threshold.Signal)
 	log := m.log.WithFields(logrus.Fields{"threshold": d.threshold.String(), "resource": res})
+	if m.opts.Recorder != nil {
+		// The kubelet's nodeRef: kind Node, the node's name as its UID.
+		node := &v1.ObjectReference{Kind: "Node", Name: m.opts.NodeName, UID: types.UID(m.opts.NodeName)}
+		m.opts.Recorder.Eventf(node, v1.EventTypeWarning, "EvictionThresholdMet", "Attempting to reclaim %s", res)
+	}
 	if reclaim != nil && reclaimsNodeLevel(d.threshold.Signal) {
 		log.Info("eviction manager: attempting to reclaim")
 		if m.reclaimed(ctx, reclaim, log) {

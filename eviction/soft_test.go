@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -163,7 +165,12 @@ func TestReclaimBeforeEviction(t *testing.T) {
 			m := NewManager(Options{Thresholds: th, Clock: clocktesting.NewFakeClock(time.Unix(0, 0))}, n,
 				func() []*v1.Pod { return []*v1.Pod{pod("a", 0, "")} }, n, logrus.NewEntry(logrus.New()))
 			m.SetReclaimer(n)
+			rec := &recorder{}
+			m.opts.Recorder, m.opts.NodeName = rec, "n1"
 			m.synchronize(context.Background())
+			if len(rec.events) != 1 || rec.events[0] != "Warning EvictionThresholdMet Attempting to reclaim ephemeral-storage" {
+				t.Errorf("events %q", rec.events)
+			}
 			if strings.Join(n.calls, ",") != "containers,images" {
 				t.Errorf("reclaim calls %v, want dead containers then images", n.calls)
 			}
@@ -196,4 +203,10 @@ func TestDeclaredCapacitySignals(t *testing.T) {
 	if d := decide(time.Unix(0, 0), opts, s, []*v1.Pod{p}, state{}); d.threshold != nil {
 		t.Errorf("host memory: threshold %v", d.threshold)
 	}
+}
+
+type recorder struct{ events []string }
+
+func (r *recorder) Eventf(_ k8sruntime.Object, kind, reason, format string, args ...any) {
+	r.events = append(r.events, kind+" "+reason+" "+fmt.Sprintf(format, args...))
 }

@@ -180,7 +180,7 @@ func run(ctx context.Context, o *options) error {
 	if err := vols.ShareRootDir(); err != nil {
 		return fmt.Errorf("configuring root directory: %w", err)
 	}
-	measured, err := startStats(o, rt, func() []*v1.Pod { pods, _ := p.GetPods(ctx); return pods }, lateEvictor{&p}, entry)
+	measured, err := startStats(o, rt, func() []*v1.Pod { pods, _ := p.GetPods(ctx); return pods }, lateEvictor{&p}, recorder, entry)
 	if err != nil {
 		return err
 	}
