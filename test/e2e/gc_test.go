@@ -268,6 +268,9 @@ func TestDeclaredCapacityEvictsWithinTheNodesMemory(t *testing.T) {
 	if c := nodeCondition(t, v1.NodeMemoryPressure); c == nil || c.Status != v1.ConditionTrue {
 		t.Errorf("MemoryPressure %+v", c)
 	}
+	// Deleted before the node restarts (see TestEvictionSoftThresholdWaitsForItsGracePeriod).
+	deletePodAndWait(t, ns, "fill-a")
+	deletePodAndWait(t, ns, "fill-b")
 }
 
 func hostMemAvailable(t *testing.T) int64 {
