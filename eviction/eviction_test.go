@@ -137,14 +137,14 @@ func TestDecide(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := decide(t0, opts, tc.summary, all, tc.lastObserved)
+			d := decide(t0, opts, tc.summary, all, state{lastObserved: tc.lastObserved})
 			for _, c := range []v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure} {
 				want := false
 				for _, w := range tc.wantPressure {
 					want = want || w == c
 				}
-				if d.pressure[c] != want {
-					t.Errorf("%s = %v, want %v", c, d.pressure[c], want)
+				if d.state.pressure[c] != want {
+					t.Errorf("%s = %v, want %v", c, d.state.pressure[c], want)
 				}
 			}
 			var order []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,7 +35,35 @@ type Threshold struct {
 	Signal     Signal
 	Quantity   *resource.Quantity
 	Percentage float64 // 0..1
+	// GracePeriod is how long a soft threshold must stay crossed before pods are evicted for
+	// it; 0 for a hard threshold.
+	GracePeriod time.Duration
+	// MinReclaim, when set, is how much beyond the threshold must be available again before
+	// the pressure it caused ends (--eviction-minimum-reclaim).
+	MinReclaim *Amount
 }
+
+// Amount is a quantity, or a percentage (0..1) of a signal's capacity.
+type Amount struct {
+	Quantity   *resource.Quantity
+	Percentage float64
+}
+
+// value is the amount for a signal of the given capacity, as the kubelet computes it.
+func (a Amount) value(capacity *resource.Quantity) *resource.Quantity {
+	if a.Quantity != nil {
+		return a.Quantity
+	}
+	// The kubelet keeps percentages as float32 (evictionapi.ThresholdValue): 10% of a 270 GB
+	// disk is then 403 bytes more than a tenth of it, which shows in allocatable.
+	return resource.NewQuantity(int64(float64(capacity.Value())*float64(float32(a.Percentage))), resource.BinarySI)
+}
+
+// Hard reports whether the threshold evicts at once (the kubelet's isHardEvictionThreshold).
+func (t Threshold) Hard() bool { return t.GracePeriod == 0 }
+
+// key identifies a threshold across rounds (the kubelet keys its maps by the whole threshold).
+func (t Threshold) key() string { return t.String() + "/" + t.GracePeriod.String() }
 
 func (t Threshold) String() string {
 	if t.Quantity != nil {
@@ -45,12 +74,7 @@ func (t Threshold) String() string {
 
 // value is the threshold's amount for a signal of the given capacity.
 func (t Threshold) value(capacity *resource.Quantity) *resource.Quantity {
-	if t.Quantity != nil {
-		return t.Quantity
-	}
-	// The kubelet keeps percentages as float32 (evictionapi.ThresholdValue): 10% of a 270 GB
-	// disk is then 403 bytes more than a tenth of it, which shows in allocatable.
-	return resource.NewQuantity(int64(float64(capacity.Value())*float64(float32(t.Percentage))), resource.BinarySI)
+	return Amount{Quantity: t.Quantity, Percentage: t.Percentage}.value(capacity)
 }
 
 var knownSignals = map[Signal]bool{MemoryAvailable: true, NodeFsAvailable: true, NodeFsInodesFree: true,
@@ -63,6 +87,11 @@ func ParseThresholds(spec string) ([]Threshold, error) {
 	if strings.TrimSpace(spec) == "" {
 		spec = DefaultHard
 	}
+	return parseThresholdList(spec)
+}
+
+// parseThresholdList reads thresholds in the kubelet's syntax; an empty spec gives none.
+func parseThresholdList(spec string) ([]Threshold, error) {
 	var out []Threshold
 	seen := map[Signal]bool{}
 	for _, item := range strings.Split(spec, ",") {

@@ -36,6 +36,7 @@ type Recorder struct {
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
 	httpInflight     *prometheus.GaugeVec
+	imageGC          *prometheus.CounterVec
 
 	mu          sync.Mutex
 	knownStates map[string]bool
@@ -75,6 +76,7 @@ func New(node string) *Recorder {
 			"Duration in seconds to serve http requests", prometheus.DefBuckets, httpLabels...),
 		httpInflight: m.gaugeVec("kubelet_http_inflight_requests",
 			"Number of the inflight http requests", httpLabels...),
+		imageGC:     newImageGCCounter(m),
 		knownStates: map[string]bool{},
 	}
 	m.gaugeVec("kubelet_node_name", "The node's name. The count is always 1.", "node").WithLabelValues(node).Set(1)

@@ -62,6 +62,7 @@ func TestRecorderMetadata(t *testing.T) {
 	r.PodWorker("create", time.Millisecond)
 	r.RuntimeState(1, map[string]int{"running": 1})
 	r.HTTPRequest("GET", "pods", "readwrite", false)()
+	r.ImageGarbageCollected("space")
 	var lines []string
 	for _, l := range strings.Split(scrape(t, r), "\n") {
 		// Bucket boundaries too: the kubelet's, so that its dashboards read vk-cri the same way.

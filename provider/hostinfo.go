@@ -28,6 +28,9 @@ type hostFacts struct {
 	Hostname      string
 	// InUserNamespace is true when vk-cri runs in a user namespace other than the host's.
 	InUserNamespace bool
+	// Declared is the node's declared capacity where it is less than the host's
+	// (node_capacity.go).
+	Declared v1.ResourceList
 }
 
 func readTrimmed(path string) string {
@@ -135,6 +138,7 @@ func (h hostFacts) resources(maxPods int, r NodeReservation) (capacity, allocata
 		"hugepages-1Gi":             *resource.NewQuantity(0, resource.BinarySI),
 		"hugepages-2Mi":             *resource.NewQuantity(0, resource.BinarySI),
 	}
+	applyDeclared(capacity, h.Declared)
 	allocatable, err = nodeAllocatable(capacity, r)
 	return capacity, allocatable, err
 }

@@ -45,6 +45,9 @@ type NodeOptions struct {
 	// Reservation is what allocatable keeps from pods (kube-reserved, system-reserved, hard
 	// eviction thresholds).
 	Reservation NodeReservation
+	// Capacity, when set, is the node's declared capacity of cpu, memory and ephemeral-storage,
+	// less than the host's (node_capacity.go).
+	Capacity v1.ResourceList
 }
 
 // Node condition reasons and messages, as the kubelet writes them.
@@ -80,6 +83,9 @@ func (p *Provider) NewNodeProvider(node *v1.Node, opts NodeOptions) (*NodeProvid
 		return nil, fmt.Errorf("reading host facts: %w", err)
 	}
 	host.applyMachineInfo(opts.Machine)
+	if err := host.declareCapacity(opts.Capacity); err != nil {
+		return nil, err
+	}
 	if _, _, err := host.resources(opts.MaxPods, opts.Reservation); err != nil {
 		return nil, err
 	}

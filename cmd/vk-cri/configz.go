@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 
 	"github.com/vk-cri/vk-cri/eviction"
 )
@@ -64,6 +65,14 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 		KubeReserved:                   o.KubeReserved,
 		SystemReserved:                 o.SystemReserved,
 		EvictionHard:                   evictionHardSettings(o.EvictionHard),
+		EvictionSoft:                   evictionSoftSettings(o),
+		EvictionSoftGracePeriod:        o.EvictionSoftGracePeriod,
+		EvictionMinimumReclaim:         o.EvictionMinimumReclaim,
+		EvictionMaxPodGracePeriod:      int32(o.EvictionMaxPodGracePeriod),
+		ImageGCHighThresholdPercent:    ptr.To(int32(o.ImageGCHighThreshold)),
+		ImageGCLowThresholdPercent:     ptr.To(int32(o.ImageGCLowThreshold)),
+		ImageMinimumGCAge:              metav1.Duration{Duration: o.ImageMinimumGCAge},
+		ImageMaximumGCAge:              metav1.Duration{Duration: o.ImageMaximumGCAge},
 		PodLogsDir:                     o.PodLogDir,
 		CgroupRoot:                     o.CgroupRoot,
 		CgroupDriver:                   "cgroupfs",
@@ -127,6 +136,27 @@ func evictionHardSettings(spec string) map[string]string {
 	}
 	out := map[string]string{}
 	for _, t := range thresholds {
+		signal, value, _ := strings.Cut(t.String(), "<")
+		out[signal] = value
+	}
+	return out
+}
+
+// evictionSoftSettings is --eviction-soft as the kubelet's evictionSoft map; nil when none is
+// given or it does not parse (validate refuses it).
+func evictionSoftSettings(o *options) map[string]string {
+	thresholds, err := o.evictionThresholds()
+	if err != nil {
+		return nil
+	}
+	var out map[string]string
+	for _, t := range thresholds {
+		if t.Hard() {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
 		signal, value, _ := strings.Cut(t.String(), "<")
 		out[signal] = value
 	}

@@ -48,6 +48,10 @@ func TestConfigzSections(t *testing.T) {
 		"resolvConf":                     "/etc/resolv.conf",
 		"containerLogMonitorInterval":    "10s",
 		"evictionHard":                   map[string]any{"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%", "imagefs.available": "15%"},
+		// The kubelet's image GC defaults (imageMaximumGCAge 0 is left out as unset).
+		"imageGCHighThresholdPercent": float64(85),
+		"imageGCLowThresholdPercent":  float64(80),
+		"imageMinimumGCAge":           "2m0s",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("kubeletconfig (-want +got):\n%s", d)

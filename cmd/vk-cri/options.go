@@ -80,6 +80,12 @@ type options struct {
 	HousekeepingInterval   time.Duration
 	EvictionHard           string
 	EvictionPressurePeriod time.Duration
+	// Soft eviction (eviction_options.go).
+	evictionOptions
+	// Garbage collection (gc_options.go).
+	gcOptions
+	// Declared capacity (capacity.go).
+	capacityOptions
 	// Container logs and streaming, with the kubelet's names and defaults.
 	ContainerLogMaxSize            string
 	ContainerLogMaxFiles           int
@@ -121,6 +127,7 @@ func defaultOptions() *options {
 		EnableStats:                 true,
 		HousekeepingInterval:        10 * time.Second,
 		EvictionPressurePeriod:      5 * time.Minute,
+		gcOptions:                   defaultGCOptions(),
 
 		ContainerLogMaxSize:            "10Mi",
 		ContainerLogMaxFiles:           logrotate.DefaultPolicy.MaxFiles,
@@ -182,6 +189,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HousekeepingInterval, "housekeeping-interval", o.HousekeepingInterval, "how often cAdvisor samples the node's root cgroup")
 	fs.StringVar(&o.EvictionHard, "eviction-hard", o.EvictionHard, "hard eviction thresholds in the kubelet's syntax, e.g. 'memory.available<100Mi,nodefs.available<10%' (default: the kubelet's memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%); those on memory.available and nodefs.available are also subtracted from the node's allocatable")
 	fs.DurationVar(&o.EvictionPressurePeriod, "eviction-pressure-transition-period", o.EvictionPressurePeriod, "how long a pressure condition stays True after its signal recovered")
+	o.evictionOptions.addFlags(fs)
+	o.gcOptions.addFlags(fs)
+	o.capacityOptions.addFlags(fs)
 	fs.StringVar(&o.ContainerLogMaxSize, "container-log-max-size", o.ContainerLogMaxSize, "size (a quantity: 10Mi, 64Ki) a container's log file reaches before it is rotated; negative: never rotate")
 	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", o.ContainerLogMaxFiles, "most log files a container keeps, the current one included (at least 2); older rotated files are gzipped, the oldest removed")
 	fs.DurationVar(&o.ContainerLogMonitorInterval, "container-log-monitor-interval", o.ContainerLogMonitorInterval, "how often container log sizes are checked for rotation (at least 3s)")
@@ -311,6 +321,15 @@ func (o *options) validate() error {
 		return fmt.Errorf("--workers must be positive")
 	}
 	if _, err := o.logPolicy(); err != nil {
+		return err
+	}
+	if err := o.gcOptions.validate(); err != nil {
+		return err
+	}
+	if _, err := o.evictionThresholds(); err != nil {
+		return err
+	}
+	if _, err := o.declaredCapacity(); err != nil {
 		return err
 	}
 	if o.ContainerLogMonitorInterval < 3*time.Second {

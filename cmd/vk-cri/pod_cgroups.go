@@ -29,7 +29,15 @@ func podCgroups(o *options, reserved provider.NodeReservation) (provider.PodCgro
 	if maxPIDs > 0 {
 		capacity[resourcePIDs] = *resource.NewQuantity(maxPIDs, resource.DecimalSI)
 	}
+	// A declared capacity (--capacity, validated at start) replaces the host's, and kubepods
+	// gets a CPU quota for it.
+	declared, _ := o.declaredCapacity()
+	for name, q := range declared {
+		if name != v1.ResourceEphemeralStorage {
+			capacity[name] = q
+		}
+	}
 	allocatable := reserved.Absolute(capacity)
 	pids := allocatable[resourcePIDs]
-	return mgr, cm.NodeAllocatableConfig(allocatable, pids.Value(), cm.HostCPUs()), podOpts
+	return mgr, cm.NodeCapacityLimits(cm.NodeAllocatableConfig(allocatable, pids.Value(), cm.HostCPUs()), declared), podOpts
 }

@@ -149,6 +149,10 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	declared, err := o.declaredCapacity()
+	if err != nil {
+		return err
+	}
 	taints, err := parseTaints(o.RegisterWithTaints)
 	if err != nil {
 		return err
@@ -181,7 +185,7 @@ func run(ctx context.Context, o *options) error {
 	if err := vols.ShareRootDir(); err != nil {
 		return fmt.Errorf("configuring root directory: %w", err)
 	}
-	measured, err := startStats(o, rt, func() []*v1.Pod { pods, _ := p.GetPods(ctx); return pods }, lateEvictor{&p}, entry)
+	measured, err := startStats(o, rt, func() []*v1.Pod { pods, _ := p.GetPods(ctx); return pods }, lateEvictor{&p}, recorder, entry)
 	if err != nil {
 		return err
 	}
@@ -247,6 +251,7 @@ func run(ctx context.Context, o *options) error {
 				Machine:         measured.machineInfo(),
 				Pressure:        measured.pressure(),
 				Reservation:     reservation,
+				Capacity:        declared,
 				// The kubelet API's WebSocket streams are served here (package streaming), in-place
 				// resizes by the provider.
 				DeclaredFeatures: declaredFeatures(streaming.DeclaredFeatures(), provider.DeclaredFeatures()),
@@ -287,6 +292,7 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	measured.run(ctx)
+	newGarbageCollection(o, rt, p, measured, recorder, promMetrics, entry).Run(ctx)
 	go rotation.Run(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

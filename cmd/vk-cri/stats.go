@@ -24,7 +24,7 @@ type measurement struct {
 }
 
 // startStats starts cAdvisor and the stats collector, unless --enable-stats=false.
-func startStats(o *options, rt *cri.Client, pods func() []*v1.Pod, evictor eviction.Evictor, log *logrus.Entry) (*measurement, error) {
+func startStats(o *options, rt *cri.Client, pods func() []*v1.Pod, evictor eviction.Evictor, recorder eviction.Recorder, log *logrus.Entry) (*measurement, error) {
 	if !o.EnableStats {
 		log.Warn("--enable-stats=false: no /stats/summary, /metrics/resource, /metrics/cadvisor, pressure conditions or eviction")
 		return nil, nil
@@ -45,13 +45,21 @@ func startStats(o *options, rt *cri.Client, pods func() []*v1.Pod, evictor evict
 	if err != nil {
 		return nil, err
 	}
-	thresholds, err := eviction.ParseThresholds(o.EvictionHard)
+	thresholds, err := o.evictionThresholds()
 	if err != nil {
-		return nil, fmt.Errorf("--eviction-hard: %w", err)
+		return nil, err
+	}
+	declared, err := o.declaredCapacity()
+	if err != nil {
+		return nil, err
 	}
 	evictions := eviction.NewManager(eviction.Options{
 		Thresholds:               thresholds,
 		PressureTransitionPeriod: o.EvictionPressurePeriod,
+		MaxPodGracePeriodSeconds: o.EvictionMaxPodGracePeriod,
+		Capacity:                 declared,
+		Recorder:                 recorder,
+		NodeName:                 o.NodeName,
 	}, collector, pods, evictor, log.WithField("component", "eviction"))
 	return &measurement{collector: collector, cadvisorMetrics: collector.CadvisorMetricsHandler(), evictions: evictions}, nil
 }
