@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The reference node: the upstream kubelet (v1.37.2, built by hack/build-k8s.sh) registered on the
-# local stack beside the vk-cri nodes, running its pods on its own containerd instance "ref"
-# (hack/containerd.sh; bridge vkref0 10.89.0.0/16). A kubelet kills every sandbox of its runtime it
-# does not know, so it never shares the "vk" runtime.
+# local stack beside the vk-cri nodes, running its pods on its own runtime instance "ref" of the
+# stack's runtime (CONTAINER_RUNTIME in the stack env: hack/containerd.sh, bridge vkref0
+# 10.89.0.0/16; or hack/crio.sh, bridge vkcrioref0 10.91.0.0/16). A kubelet kills every sandbox of
+# its runtime it does not know, so it never shares the "vk" runtime.
 #
 #   hack/ref.sh up       brings the stack up if needed (hack/stack-up.sh), builds the kubelet if it
 #                        is not cached, starts containerd "ref", makes the kubelet's credentials and
@@ -263,13 +264,13 @@ up() {
     [[ "$running_name" == "$REF_NODE" ]] \
       || die "the reference kubelet already runs as node '$running_name' (hack/ref.sh down first)"
     log "reference kubelet already running (pid $(pid_of "$PIDNAME")), node $REF_NODE"
-    "$HACK_DIR/containerd.sh" start ref
+    "$(runtime_script "${CONTAINER_RUNTIME:-containerd}")" start ref
     wait_ready "$REF_NODE"
     log "reference node $REF_NODE Ready in $((SECONDS - t0))s"
     return 0
   fi
 
-  "$HACK_DIR/containerd.sh" start ref
+  "$(runtime_script "${CONTAINER_RUNTIME:-containerd}")" start ref
 
   "$HACK_DIR/pki.sh" serving-cert "$REF_NODE" "$REF_NODE_IP" >/dev/null
   "$HACK_DIR/pki.sh" node-client-cert "$REF_NODE" >/dev/null
@@ -335,7 +336,7 @@ down() {
   (( api )) && force_delete_pods "$name"
 
   stop_bg "$PIDNAME" 30
-  "$HACK_DIR/containerd.sh" stop ref
+  "$(runtime_script "${CONTAINER_RUNTIME:-containerd}")" stop ref
 
   if (( api )); then
     if kc get node "$name" >/dev/null 2>&1; then
