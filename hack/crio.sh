@@ -27,7 +27,8 @@
 #   status   exits 0 iff the instance's CRI socket answers.
 #   config   only writes the config files and prints the path of the drop-in.
 #   env FILE writes FILE: the stack's env ($STACK_DIR/env) with CRI_ENDPOINT, NODE_IP, POD_SUBNET
-#            and CONTAINER_RUNTIME of this instance, for a vk-cri node (hack/node.sh and test/e2e
+#            of this instance, REF_* of the "ref" instance and CONTAINER_RUNTIME=crio, for a vk-cri
+#            node and a reference kubelet (hack/node.sh, hack/ref.sh and test/e2e
 #            read VKCRI_STACK_ENV) on this CRI-O next to a stack that runs containerd.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -394,8 +395,11 @@ write_env() {
   [[ -f "$src" ]] || die "no $src: run hack/stack-up.sh first"
   mkdir -p "$(dirname "$env_file")"
   tmp=$(mktemp "$(dirname "$env_file")/.env.XXXXXX")
-  grep -vE '^(CRI_ENDPOINT|NODE_IP|POD_SUBNET|CONTAINER_RUNTIME)=' "$src" >"$tmp"
-  printf 'CRI_ENDPOINT=%s\nNODE_IP=%s\nPOD_SUBNET=%s\nCONTAINER_RUNTIME=crio\n' \
+  grep -vE '^(CRI_ENDPOINT|NODE_IP|POD_SUBNET|REF_CRI_ENDPOINT|REF_NODE_IP|REF_POD_SUBNET|CONTAINER_RUNTIME)=' "$src" >"$tmp"
+  printf 'CRI_ENDPOINT=%s\nNODE_IP=%s\nPOD_SUBNET=%s\n' "$CRIO_ENDPOINT" "$CRIO_GATEWAY" "$CRIO_SUBNET" >>"$tmp"
+  # The reference kubelet's runtime (hack/ref.sh with VKCRI_STACK_ENV): the "ref" instance.
+  crio_instance ref
+  printf 'REF_CRI_ENDPOINT=%s\nREF_NODE_IP=%s\nREF_POD_SUBNET=%s\nCONTAINER_RUNTIME=crio\n' \
     "$CRIO_ENDPOINT" "$CRIO_GATEWAY" "$CRIO_SUBNET" >>"$tmp"
   chmod 644 "$tmp"
   mv "$tmp" "$env_file"
