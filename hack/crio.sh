@@ -403,7 +403,7 @@ write_env() {
     "$CRIO_ENDPOINT" "$CRIO_GATEWAY" "$CRIO_SUBNET" >>"$tmp"
   chmod 644 "$tmp"
   mv "$tmp" "$env_file"
-  log "wrote $env_file (CRI-O $CRIO_INSTANCE at $CRIO_ENDPOINT)"
+  log "wrote $env_file (CRI-O vk and ref under ${VKCRI_CRIO_RUN_DIR:-$RUNTIME_STACK_DIR})"
 }
 
 case "$cmd" in
