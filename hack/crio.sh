@@ -343,6 +343,17 @@ kill_leftovers() {
       "$bin" --root "$root" delete --force "$id" 2>/dev/null || true
     done
   done
+  # A crio of this instance that the PID file does not name (started by hand, or its PID file
+  # lost) would keep the socket and storage busy.
+  local p exe
+  for p in /proc/[0-9]*; do
+    exe=$(readlink "$p/exe" 2>/dev/null) || continue
+    [[ "$exe" == "$CRIO" ]] || continue
+    if tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF -- "$CRIO_DIR/crio.conf"; then
+      log "killing a leftover crio of instance $CRIO_INSTANCE: ${p#/proc/}"
+      kill -KILL "${p#/proc/}" 2>/dev/null || true
+    fi
+  done
   mapfile -t conmons < <(instance_conmons)
   if (( ${#conmons[@]} )); then
     log "killing leftover conmon processes of CRI-O ($CRIO_INSTANCE): ${conmons[*]}"
