@@ -14,6 +14,7 @@
 # Measured on 2 cores: see the commit that added this script.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/gobuild.sh"
 
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 
@@ -23,24 +24,6 @@ containerd2_missing() {
   local b
   for b in "${CONTAINERD2_BINARIES[@]}"; do [[ -x "$CONTAINERD2_BIN_DIR/$b" ]] || return 0; done
   return 1
-}
-
-# throwaway_module DIR MODULE VERSION PACKAGE...: a module in DIR that requires MODULE@VERSION and
-# imports PACKAGE... (so that go mod tidy keeps what they need); go.sum kept between runs.
-throwaway_module() {
-  local dir=$1 module=$2 version=$3; shift 3
-  if [[ -f "$dir/go.sum" ]] && grep -q "^require $module $version\$" "$dir/go.mod" 2>/dev/null; then
-    return 0
-  fi
-  mkdir -p "$dir"
-  printf 'module vkcri.local/build\n\ngo 1.26\n\nrequire %s %s\n' "$module" "$version" >"$dir/go.mod"
-  {
-    printf '//go:build tools\n\npackage tools\n\nimport (\n'
-    local p
-    for p in "$@"; do printf '\t_ "%s"\n' "$p"; done
-    printf ')\n'
-  } >"$dir/tools.go"
-  (cd "$dir" && go mod tidy >&2) || die "go mod tidy failed in $dir"
 }
 
 build_containerd2() {

@@ -13,7 +13,8 @@ source "$(dirname "$0")/lib/common.sh"
 
 name=${1:?usage: csr-approver.sh NAME PID}
 pid=${2:?usage: csr-approver.sh NAME PID}
-set -a; source "$STACK_DIR/env"; set +a
+# VKCRI_STACK_ENV: the env the node was started with (hack/node.sh), e.g. a CRI-O instance's.
+set -a; source "${VKCRI_STACK_ENV:-$STACK_DIR/env}"; set +a
 kubectl_admin() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 
 # acceptable CSR_NAME BASE64_REQUEST: the request's subject and SANs are this node's.

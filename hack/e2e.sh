@@ -12,6 +12,13 @@
 #                       runs the smoke subset E2E_SMOKE_RUN on it, and puts the instance back on the
 #                       lane it ran before. The suite itself runs on whatever lane the stack has
 #                       (VKCRI_CONTAINERD, default 2).
+#   E2E_RUNTIME=crio    the tests' node runs on a CRI-O instance "vk" (hack/crio.sh) started next
+#                       to the stack, whatever runtime the stack itself runs (its env is the stack's
+#                       with that instance's CRI_ENDPOINT, NODE_IP, POD_SUBNET: hack/crio.sh env).
+#                       The instance is left running when it ran before, else stopped at the end.
+#                       VKCRI_CRIO_RUN_DIR / VKCRI_CRIO_STORAGE_DIR place it (hack/crio.sh).
+#   E2E_SMOKE_CRIO=1    (whole suite only; default 0) then, when the suite passed, runs the smoke
+#                       subset E2E_SMOKE_CRIO_RUN on such a CRI-O instance; the stack is untouched.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
@@ -25,7 +32,9 @@ else
 fi
 
 was_up=0
-if "$HACK_DIR/control-plane.sh" status >/dev/null 2>&1 && "$HACK_DIR/containerd.sh" status vk >/dev/null 2>&1; then
+stack_runtime=$(sed -n 's/^CONTAINER_RUNTIME=//p' "$STACK_DIR/env" 2>/dev/null || true)
+if "$HACK_DIR/control-plane.sh" status >/dev/null 2>&1 \
+   && "$(runtime_script "${stack_runtime:-containerd}")" status vk >/dev/null 2>&1; then
   was_up=1
 fi
 start=$SECONDS
@@ -43,8 +52,35 @@ fi
 # security context.
 E2E_SMOKE_RUN=${E2E_SMOKE_RUN:-'^(TestNodeRegistersReadyWithHostFacts|TestPodScheduledRunsAndAnswersHTTP|TestContainerExitCodesGivePhases|TestDeleteRemovesContainersAndSandbox|TestStreamExecExitCodesAndStdin|TestLogsFollow|TestProbeHandlersAndKinds|TestSecurityContextSeenFromInside)$'}
 
+# The smoke subset on CRI-O: that of the 1.6 lane, plus what differs most between runtimes: an
+# init container, volumes, attach and port-forward, runtime handlers, stats.
+E2E_SMOKE_CRIO_RUN=${E2E_SMOKE_CRIO_RUN:-'^(TestNodeRegistersReadyWithHostFacts|TestPodScheduledRunsAndAnswersHTTP|TestContainerExitCodesGivePhases|TestDeleteRemovesContainersAndSandbox|TestLifecycleInitContainersRunInOrder|TestVolumeConfigMapFilesModesLayoutAndUpdate|TestVolumeEmptyDirDiskMemoryAndFSGroup|TestVolumeSecretOnTmpfs|TestProbeHandlersAndKinds|TestStreamExecExitCodesAndStdin|TestStreamAttach|TestStreamPortForward|TestLogsFollow|TestLogsOptions|TestSecurityContextSeenFromInside|TestRuntimesNodeReportsHandlersAndFeatures|TestRuntimeClassCrunRunsUnderCrun|TestStatsSummary|TestStatsCPUMatchesCgroup)$'}
+
+# The env the tests read: the stack's, or that of the CRI-O instance (use_crio).
+E2E_ENV="$STACK_DIR/env"
+crio_started=0
+
+# use_crio: starts CRI-O instance "vk" next to the stack (installed and built if missing) and
+# points the tests at it.
+use_crio() {
+  if ! "$HACK_DIR/crio.sh" status vk >/dev/null 2>&1; then
+    "$HACK_DIR/crio.sh" install vk 9>&-
+    "$HACK_DIR/crio.sh" start vk 9>&-
+    crio_started=1
+  fi
+  crio_instance vk
+  E2E_ENV="$CRIO_DIR/e2e.env"
+  "$HACK_DIR/crio.sh" env "$E2E_ENV" vk 9>&-
+}
+
+stop_crio() {
+  if (( crio_started )); then "$HACK_DIR/crio.sh" stop vk 9>&- || true; fi
+  crio_started=0
+  E2E_ENV="$STACK_DIR/env"
+}
+
 run_e2e() {
-  (cd "$REPO_DIR" && VKCRI_STACK_ENV="$STACK_DIR/env" VKCRI_BIN="$REPO_DIR/bin/vk-cri" \
+  (cd "$REPO_DIR" && VKCRI_STACK_ENV="$E2E_ENV" VKCRI_BIN="$REPO_DIR/bin/vk-cri" \
     go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-40m}" "$@" ./test/e2e/...) 9>&-
 }
 
@@ -60,7 +96,13 @@ switch_lane() {
 }
 
 rc=0
-phase "e2e tests" run_e2e "${run_args[@]}" || rc=$?
+if [[ "${E2E_RUNTIME:-}" == crio ]]; then
+  use_crio
+  phase "e2e tests (CRI-O)" run_e2e "${run_args[@]}" || rc=$?
+  stop_crio
+else
+  phase "e2e tests" run_e2e "${run_args[@]}" || rc=$?
+fi
 
 # Fidelity: the compare scenarios that match the upstream kubelet must keep matching.
 if (( rc == 0 )) && [[ -z "${E2E_RUN:-}" ]]; then
@@ -80,6 +122,13 @@ if (( rc == 0 )) && [[ -z "${E2E_RUN:-}" && "${E2E_SMOKE_1_6:-0}" == 1 ]]; then
     # Leave the stack on the lane it had (stack-down below stops it anyway when it was not up).
     if (( was_up == 1 )); then switch_lane "${lane:-$VKCRI_CONTAINERD}" || rc=$?; fi
   fi
+fi
+
+if (( rc == 0 )) && [[ -z "${E2E_RUN:-}" && "${E2E_SMOKE_CRIO:-0}" == 1 ]]; then
+  use_crio
+  log "smoke subset on CRI-O: $E2E_SMOKE_CRIO_RUN"
+  phase "e2e smoke (CRI-O)" run_e2e -run "$E2E_SMOKE_CRIO_RUN" || rc=$?
+  stop_crio
 fi
 
 if (( was_up == 0 )) && [[ -z "${E2E_RUN:-}" ]]; then

@@ -24,7 +24,9 @@ source "$(dirname "$0")/lib/common.sh"
 cmd=${1:?usage: node.sh start|stop|kill|status|wait-ready|remove NAME [PORT]}
 name=${2:?node name required}
 port=${3:-10250}
-ENV_FILE="$STACK_DIR/env"
+# VKCRI_STACK_ENV: another env than the stack's, e.g. one that hack/crio.sh env wrote for a node on
+# a CRI-O instance next to the stack (its CRI_ENDPOINT, NODE_IP and POD_SUBNET).
+ENV_FILE=${VKCRI_STACK_ENV:-$STACK_DIR/env}
 [[ -f "$ENV_FILE" ]] || die "no $ENV_FILE: run hack/stack-up.sh first"
 set -a; source "$ENV_FILE"; set +a
 

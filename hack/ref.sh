@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The reference node: the upstream kubelet (v1.37.2, built by hack/build-k8s.sh) registered on the
-# local stack beside the vk-cri nodes, running its pods on its own containerd instance "ref"
-# (hack/containerd.sh; bridge vkref0 10.89.0.0/16). A kubelet kills every sandbox of its runtime it
-# does not know, so it never shares the "vk" runtime.
+# local stack beside the vk-cri nodes, running its pods on its own runtime instance "ref" of the
+# stack's runtime (CONTAINER_RUNTIME in the stack env: hack/containerd.sh, bridge vkref0
+# 10.89.0.0/16; or hack/crio.sh, bridge vkcrioref0 10.91.0.0/16). A kubelet kills every sandbox of
+# its runtime it does not know, so it never shares the "vk" runtime.
 #
 #   hack/ref.sh up       brings the stack up if needed (hack/stack-up.sh), builds the kubelet if it
 #                        is not cached, starts containerd "ref", makes the kubelet's credentials and
@@ -16,10 +17,13 @@
 # Environment: REF_NODE (node name, default "ref"), REF_KUBELET_PORT (10250; the kubelet API on
 # REF_NODE_IP=10.89.0.1), REF_HEALTHZ_PORT (10248, on 127.0.0.1), REF_KUBELET_ARGS (extra kubelet
 # flags, e.g. "--v=4"), REF_KUBELET_CONFIG_DIR (a --config-dir of *.conf drop-ins overriding the
-# generated configuration), REF_READY_TIMEOUT (seconds, default 120).
+# generated configuration), REF_READY_TIMEOUT (seconds, default 120), REF_STATE_DIR (where
+# kubelet-NAME/ goes, default $STACK_DIR), VKCRI_STACK_ENV (another env than $STACK_DIR/env, e.g.
+# one hack/crio.sh env wrote: the kubelet then runs on that CRI-O's "ref" instance). A second
+# reference node (REF_NODE=ref-crio, its own ports) has its own dir, cgroup root and PID file.
 #
-# Files: $STACK_DIR/kubelet-ref/{kubelet-config.yaml,root/,pod-logs/,sysctl/}, PID in
-# $STACK_DIR/kubelet-ref.pid, log in $STACK_DIR/logs/kubelet-ref.log, credentials in $PKI_DIR
+# Files: $STACK_DIR/kubelet-NAME/{kubelet-config.yaml,root/,pod-logs/,sysctl/} (NAME is REF_NODE),
+# PID in $STACK_DIR/kubelet-NAME.pid, log in $STACK_DIR/logs/kubelet-NAME.log, credentials in $PKI_DIR
 # (kubelet-NAME.{crt,key,kubeconfig}: CN=system:node:NAME, O=system:nodes; serving-NAME.{crt,key}).
 #
 # Two things the kubelet would otherwise change on the host are kept away from it:
@@ -40,16 +44,16 @@ REF_HEALTHZ_PORT=${REF_HEALTHZ_PORT:-10248}
 REF_READY_TIMEOUT=${REF_READY_TIMEOUT:-120}
 # Canonical path (/var/run is a symlink to /run): the kubelet compares its root dir with the mount
 # table, so a path through a symlink makes it stack a second bind mount on its root dir.
-REF_DIR="$(realpath -m "$STACK_DIR")/kubelet-ref"
+REF_DIR="$(realpath -m "${REF_STATE_DIR:-$STACK_DIR}")/kubelet-$REF_NODE"
 ROOT_DIR="$REF_DIR/root"
 POD_LOGS_DIR="$REF_DIR/pod-logs"
 SYSCTL_DIR="$REF_DIR/sysctl"
 CONFIG_FILE="$REF_DIR/kubelet-config.yaml"
 NODE_NAME_FILE="$REF_DIR/node-name"
-CGROUP_ROOT=/kubelet-ref
-PIDNAME=kubelet-ref
+CGROUP_ROOT=/kubelet-$REF_NODE
+PIDNAME=kubelet-$REF_NODE
 KUBELET="$BIN_DIR/kubelet"
-ENV_FILE="$STACK_DIR/env"
+ENV_FILE=${VKCRI_STACK_ENV:-$STACK_DIR/env}
 # The kubelet writes a symlink per container here (a fixed path); down removes ours.
 LEGACY_LOG_DIR=/var/log/containers
 LEGACY_LOG_MARKER="$REF_DIR/created-var-log-containers"
@@ -172,7 +176,7 @@ failSwapOn: false
 # runc runs with SystemdCgroup=false and there is no systemd. containerd 2.x tells the kubelet
 # this driver through the RuntimeConfig RPC; containerd 1.6 has none, so it is set here too.
 cgroupDriver: cgroupfs
-# Pod cgroups under a root of its own (/kubelet-ref/kubepods/...), apart from vk-cri's.
+# Pod cgroups under a root of its own (/kubelet-NAME/kubepods/...), apart from vk-cri's.
 cgroupRoot: $CGROUP_ROOT
 cgroupsPerQOS: true
 enforceNodeAllocatable: ["pods"]
@@ -263,13 +267,13 @@ up() {
     [[ "$running_name" == "$REF_NODE" ]] \
       || die "the reference kubelet already runs as node '$running_name' (hack/ref.sh down first)"
     log "reference kubelet already running (pid $(pid_of "$PIDNAME")), node $REF_NODE"
-    "$HACK_DIR/containerd.sh" start ref
+    "$(runtime_script "${CONTAINER_RUNTIME:-containerd}")" start ref
     wait_ready "$REF_NODE"
     log "reference node $REF_NODE Ready in $((SECONDS - t0))s"
     return 0
   fi
 
-  "$HACK_DIR/containerd.sh" start ref
+  "$(runtime_script "${CONTAINER_RUNTIME:-containerd}")" start ref
 
   "$HACK_DIR/pki.sh" serving-cert "$REF_NODE" "$REF_NODE_IP" >/dev/null
   "$HACK_DIR/pki.sh" node-client-cert "$REF_NODE" >/dev/null
@@ -335,7 +339,7 @@ down() {
   (( api )) && force_delete_pods "$name"
 
   stop_bg "$PIDNAME" 30
-  "$HACK_DIR/containerd.sh" stop ref
+  "$(runtime_script "${CONTAINER_RUNTIME:-containerd}")" stop ref
 
   if (( api )); then
     if kc get node "$name" >/dev/null 2>&1; then

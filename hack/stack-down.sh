@@ -40,9 +40,14 @@ if [[ -x "$HACK_DIR/registry.sh" ]]; then
 fi
 stop_bg registry 10
 
-# 4. The containerd instances, whether they run or not (leftover shims, mounts, bridges).
+# 4. The containerd instances, whether they run or not (leftover shims, mounts, bridges), and the
+#    CRI-O ones of a stack on CRI-O (VKCRI_RUNTIME=crio) or of a smoke run on it.
 for inst in "${CONTAINERD_INSTANCES[@]}"; do
   "$HACK_DIR/containerd.sh" stop "$inst" $purge
+done
+for inst in vk ref; do
+  crio_instance "$inst"
+  if [[ -d "$CRIO_DIR" ]]; then "$HACK_DIR/crio.sh" stop "$inst" $purge; fi
 done
 
 # 5. Whatever is still mounted under the stack dir.

@@ -6,6 +6,10 @@
 #   for Go tests (parse) and bash (set -a; source "$STACK_DIR/env"; set +a).
 #   VKCRI_CONTAINERD=2 (default) or 1.6 picks the containerd lane (hack/containerd.sh); the env's
 #   CONTAINERD_LANE says which lane the "vk" instance runs (the "ref" one follows the same variable).
+#   VKCRI_RUNTIME=containerd (default) or crio picks the runtime of both instances ("vk" for the
+#   vk-cri nodes, "ref" for hack/ref.sh): hack/containerd.sh or hack/crio.sh. The env's
+#   CONTAINER_RUNTIME says which; a stack already up keeps its runtime (asking for another one
+#   explicitly is an error: hack/stack-down.sh first).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -13,8 +17,17 @@ t0=$SECONDS
 mkdir -p "$STACK_DIR" "$LOG_DIR"
 log "bringing the local stack up in $STACK_DIR"
 
-"$HACK_DIR/containerd.sh" install vk
-"$HACK_DIR/containerd.sh" start vk
+# The runtime of a stack that is up stays; VKCRI_RUNTIME applies to a new one.
+runtime=$VKCRI_RUNTIME
+recorded=$(sed -n 's/^CONTAINER_RUNTIME=//p' "$STACK_DIR/env" 2>/dev/null || true)
+if [[ -n "$recorded" && "$recorded" != "$runtime" ]] && "$(runtime_script "$recorded")" status vk >/dev/null 2>&1; then
+  [[ -z "$VKCRI_RUNTIME_SET" ]] \
+    || die "the stack runs on $recorded, VKCRI_RUNTIME=$VKCRI_RUNTIME asks for another: hack/stack-down.sh first"
+  runtime=$recorded
+fi
+runtime_sh=$(runtime_script "$runtime")
+"$runtime_sh" install vk
+"$runtime_sh" start vk
 
 if [[ -x "$HACK_DIR/registry.sh" ]]; then
   phase "registry: tools and test images" "$HACK_DIR/registry.sh" start
@@ -26,8 +39,10 @@ fi
 phase "control plane" "$HACK_DIR/control-plane.sh" start   # also applies hack/rbac/*.yaml
 
 containerd_instance vk
-vk_endpoint=$CTRD_ENDPOINT vk_gateway=$CTRD_GATEWAY vk_subnet=$CTRD_SUBNET vk_lane=$CTRD_LANE
-containerd_instance ref
+vk_lane=$CTRD_LANE
+runtime_instance "$runtime" vk
+vk_endpoint=$RT_ENDPOINT vk_gateway=$RT_GATEWAY vk_subnet=$RT_SUBNET
+runtime_instance "$runtime" ref
 tmp=$(mktemp "$STACK_DIR/.env.XXXXXX")
 cat >"$tmp" <<ENV
 KUBECONFIG=$PKI_DIR/admin.kubeconfig
@@ -43,9 +58,10 @@ STACK_DIR=$STACK_DIR
 BIN_DIR=$BIN_DIR
 APISERVER_URL=https://127.0.0.1:$APISERVER_PORT
 POD_SUBNET=$vk_subnet
-REF_CRI_ENDPOINT=$CTRD_ENDPOINT
-REF_NODE_IP=$CTRD_GATEWAY
-REF_POD_SUBNET=$CTRD_SUBNET
+REF_CRI_ENDPOINT=$RT_ENDPOINT
+REF_NODE_IP=$RT_GATEWAY
+REF_POD_SUBNET=$RT_SUBNET
+CONTAINER_RUNTIME=$runtime
 CONTAINERD_LANE=$vk_lane
 ENV
 chmod 644 "$tmp"

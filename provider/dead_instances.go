@@ -1,12 +1,8 @@
 package provider
 
 import (
-	"context"
-
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/vk-cri/vk-cri/cri"
 )
 
 // surplusDeadInstances lists the container instances to remove from the runtime: of each
@@ -28,12 +24,10 @@ func surplusDeadInstances(rt *podRuntime) []*containerState {
 	return out
 }
 
-// removeDeadInstances removes what surplusDeadInstances lists. The previous status keeps their
-// termination state (keptLastState).
-func (p *Provider) removeDeadInstances(ctx context.Context, pod *v1.Pod, rt *podRuntime) {
+// removeDeadInstances has the container deletor remove what surplusDeadInstances lists, off the
+// pod's sync. The previous status keeps their termination state (keptLastState).
+func (p *Provider) removeDeadInstances(pod *v1.Pod, rt *podRuntime) {
 	for _, c := range surplusDeadInstances(rt) {
-		if err := cri.IgnoreNotFound(p.runtime.RemoveContainer(ctx, c.ID)); err != nil {
-			p.podLog(pod).WithError(err).WithField("container", c.Name).Warn("removing a dead container instance")
-		}
+		p.deletor.request(deadInstance{ID: c.ID, Container: c.Name, Log: p.podLog(pod)})
 	}
 }

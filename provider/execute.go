@@ -177,6 +177,14 @@ func (p *Provider) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
 		return waitingReason{Reason: reasonCreateConfig, Message: err.Error()}, err
 	}
+	// The container's log directory (<pod log dir>/<name>), made here as the kubelet's
+	// generateContainerConfig makes it (kuberuntime_container.go): containerd creates a log
+	// path's parent itself, CRI-O's conmon does not and CreateContainer fails without it.
+	if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), filepath.Dir(cfg.GetLogPath())), 0o755); err != nil {
+		err = fmt.Errorf("create container log directory for container %s failed: %w", c.Name, err)
+		p.failedEvent(ctx, pod, c.Name, isInit, "Error: %v", err)
+		return waitingReason{Reason: reasonCreateConfig, Message: err.Error()}, err
+	}
 	msgMount, err := terminationMessageMount(p.cfg.RootDir, pod, c)
 	if err != nil {
 		// The kubelet starts the container without the file then, and so does vk-cri.

@@ -101,6 +101,8 @@ type Provider struct {
 	runtime podRuntimeService
 	// alloc holds the resources allocated to and applied to each pod's containers.
 	alloc *allocationStore
+	// deletor removes surplus dead container instances off the pod workers.
+	deletor *containerDeletor
 	// userns hands out the ID ranges of pods with user namespaces of their own.
 	userns *usernsAllocator
 	// caps are the runtime handlers and features the runtime last reported.
@@ -184,6 +186,8 @@ func New(cfg Config, rt *cri.Client, recorder record.EventRecorder, log *logrus.
 		userns:      newUsernsAllocator(filepath.Join(cfg.RootDir, "pods"), rand.IntN),
 	}
 	p.runtime = criPodRuntime{inspector: p.inspector, RuntimeService: rt.Runtime}
+	// Each removal within the kubelet's default --runtime-request-timeout (2m).
+	p.deletor = newContainerDeletor(p.runtime.RemoveContainer, 2*time.Minute)
 	p.probes = prober.NewManager(context.Background(), p.lastStatus, rt.Runtime,
 		prober.WithEvents(p.probeEvent),
 		prober.WithUpdates(p.probeVerdictChanged),
@@ -237,6 +241,7 @@ func (p *Provider) Start(ctx context.Context) error {
 		p.startWorker(rec)
 	}
 	p.log.WithField("pods", len(pods)).Info("found this node's pods in the runtime")
+	go p.deletor.run(ctx)
 	go p.relistLoop(ctx, pods)
 	return nil
 }

@@ -58,7 +58,9 @@ func newWorkerFixture(t *testing.T, pod *v1.Pod, state podRuntime) *workerFixtur
 		probes:   f.probes,
 		sysctls:  sysctls,
 		alloc:    newAllocationStore(filepath.Join(root, allocationFile)),
+		deletor:  newContainerDeletor(f.runtime.RemoveContainer, time.Minute),
 	}
+	go f.p.deletor.run(t.Context())
 	return f
 }
 

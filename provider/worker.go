@@ -271,7 +271,7 @@ func (p *Provider) syncPod(ctx context.Context, rec *podRecord) (next time.Durat
 	}
 	// After the status that still shows them: the relister notices the removal and the next
 	// sync reports what this one found (a back-off), as the kubelet's container deletor makes it.
-	p.removeDeadInstances(ctx, pod, rt)
+	p.removeDeadInstances(pod, rt)
 	return next, false, nil
 }
 

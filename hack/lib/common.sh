@@ -149,6 +149,59 @@ CONTAINERD2_VERSION=${CONTAINERD2_VERSION:-v2.4.2}
 RUNC_VERSION=${RUNC_VERSION:-v1.5.3}
 CONTAINERD2_BIN_DIR="$CACHE_DIR/bin/containerd-$CONTAINERD2_VERSION"
 RUNC_BIN_DIR="$CACHE_DIR/bin/runc-$RUNC_VERSION"
+# CRI-O, the second real runtime (hack/build-crio.sh builds it, hack/crio.sh runs it): crio and
+# pinns of $CRIO_VERSION; conmon and crun are Debian's packages, runc is $RUNC_BIN_DIR's.
+CRIO_VERSION=${CRIO_VERSION:-v1.36.3}
+CRIO_BIN_DIR="$CACHE_DIR/bin/cri-o-$CRIO_VERSION"
+
+# The runtime of the stack's vk-cri nodes and of the reference kubelet: "containerd" (default; the
+# lane is VKCRI_CONTAINERD) or "crio" (CRI-O $CRIO_VERSION, hack/crio.sh). hack/stack-up.sh
+# records it in $STACK_DIR/env (CONTAINER_RUNTIME); hack/ref.sh follows the env.
+VKCRI_RUNTIME_SET=${VKCRI_RUNTIME+set}
+VKCRI_RUNTIME=${VKCRI_RUNTIME:-containerd}
+# runtime_script RUNTIME: the hack/ script that runs instances of RUNTIME.
+runtime_script() {
+  case "$1" in
+    containerd) echo "$HACK_DIR/containerd.sh" ;;
+    crio) echo "$HACK_DIR/crio.sh" ;;
+    *) die "unknown runtime '$1' (VKCRI_RUNTIME: containerd or crio)" ;;
+  esac
+}
+# runtime_instance RUNTIME INSTANCE: sets RT_ENDPOINT, RT_GATEWAY and RT_SUBNET of one instance.
+runtime_instance() {
+  case "$1" in
+    containerd) containerd_instance "$2"; RT_ENDPOINT=$CTRD_ENDPOINT RT_GATEWAY=$CTRD_GATEWAY RT_SUBNET=$CTRD_SUBNET ;;
+    crio) crio_instance "$2"; RT_ENDPOINT=$CRIO_ENDPOINT RT_GATEWAY=$CRIO_GATEWAY RT_SUBNET=$CRIO_SUBNET ;;
+    *) die "unknown runtime '$1' (VKCRI_RUNTIME: containerd or crio)" ;;
+  esac
+}
+
+# crio_instance INSTANCE: sets CRIO_INSTANCE, CRIO_DIR (config, sockets, run-time state, its PID
+# file and log; under VKCRI_CRIO_RUN_DIR when set, else beside the containerd instances),
+# CRIO_STORAGE (containers/storage: images and container layers; under VKCRI_CRIO_STORAGE_DIR when
+# set, e.g. on another disk), CRIO_SOCK, CRIO_ENDPOINT, CRIO_BRIDGE, CRIO_SUBNET, CRIO_GATEWAY,
+# CRIO_CNI_NETWORK and CRIO_PIDNAME for one CRI-O instance. Bridges and subnets of their own, so
+# that CRI-O instances run next to the containerd ones: vk vkcrio0 10.90.0.0/16, ref vkcrioref0
+# 10.91.0.0/16.
+crio_instance() {
+  CRIO_INSTANCE=$1
+  case "$CRIO_INSTANCE" in
+    vk) CRIO_BRIDGE=vkcrio0 CRIO_SUBNET=10.90.0.0/16 CRIO_GATEWAY=10.90.0.1 ;;
+    ref) CRIO_BRIDGE=vkcrioref0 CRIO_SUBNET=10.91.0.0/16 CRIO_GATEWAY=10.91.0.1 ;;
+    *) die "unknown CRI-O instance '$CRIO_INSTANCE' (known: vk ref)" ;;
+  esac
+  CRIO_DIR="${VKCRI_CRIO_RUN_DIR:-$RUNTIME_STACK_DIR}/crio-$CRIO_INSTANCE"
+  CRIO_STORAGE="$CRIO_DIR/storage"
+  [[ -z "${VKCRI_CRIO_STORAGE_DIR:-}" ]] || CRIO_STORAGE="$VKCRI_CRIO_STORAGE_DIR/crio-$CRIO_INSTANCE"
+  # Not "crio.sock": the kubelet takes an endpoint ending in crio.sock for CRI-O at its standard
+  # path and then reads container stats from cAdvisor's CRI-O handler, which only talks to
+  # /var/run/crio/crio.sock (cadvisor.UsingLegacyCadvisorStats, pkg/kubelet/cadvisor/util.go);
+  # any other name makes it read them through CRI (ListContainerStats), which works here.
+  CRIO_SOCK="$CRIO_DIR/runtime.sock"
+  CRIO_ENDPOINT="unix://$CRIO_SOCK"
+  CRIO_PIDNAME="crio-$CRIO_INSTANCE"
+  CRIO_CNI_NETWORK=${VKCRI_CNI_NETWORK_PREFIX:-vk-cri}-crio-$CRIO_INSTANCE
+}
 
 # containerd_instance INSTANCE: sets CTRD_INSTANCE, CTRD_DIR, CTRD_SOCK, CTRD_ENDPOINT,
 # CTRD_BRIDGE, CTRD_SUBNET, CTRD_GATEWAY and CTRD_PIDNAME for one containerd instance.

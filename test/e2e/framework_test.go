@@ -164,6 +164,19 @@ func dumpNodeLog() {
 	fmt.Fprintf(os.Stderr, "---- last lines of %s ----\n%s\n", path, strings.Join(lines, "\n"))
 }
 
+// onCRIO: the node runs on CRI-O (CONTAINER_RUNTIME=crio in its env: hack/crio.sh env, or a stack
+// brought up with VKCRI_RUNTIME=crio); else on the stack's containerd.
+func onCRIO() bool { return s.env["CONTAINER_RUNTIME"] == "crio" }
+
+// containerIDPrefix is the scheme of the node's container IDs: the runtime's name as its Version
+// RPC gives it (kubecontainer.ContainerID).
+func containerIDPrefix() string {
+	if onCRIO() {
+		return "cri-o://"
+	}
+	return "containerd://"
+}
+
 func image(name string) string {
 	return s.env["REGISTRY"] + "/vk-cri/" + name
 }

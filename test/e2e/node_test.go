@@ -45,8 +45,8 @@ func TestNodeRegistersReadyWithHostFacts(t *testing.T) {
 		t.Errorf("allocatable memory %v should be below capacity %v (eviction threshold)", n.Status.Allocatable.Memory(), capacity.Memory())
 	}
 	info := n.Status.NodeInfo
-	if want := runtimeVersionPrefix(s.env["CONTAINERD_LANE"]); !strings.HasPrefix(info.ContainerRuntimeVersion, want) {
-		t.Errorf("containerRuntimeVersion %q, want the prefix %q of the stack's containerd lane", info.ContainerRuntimeVersion, want)
+	if want := runtimeVersionPrefix(s.env["CONTAINER_RUNTIME"], s.env["CONTAINERD_LANE"]); !strings.HasPrefix(info.ContainerRuntimeVersion, want) {
+		t.Errorf("containerRuntimeVersion %q, want the prefix %q of the stack's runtime", info.ContainerRuntimeVersion, want)
 	}
 	if info.KubeletVersion == "" || info.KernelVersion == "" || info.OSImage == "" || info.Architecture == "" || info.OperatingSystem != "linux" {
 		t.Errorf("incomplete nodeInfo: %+v", info)
@@ -87,10 +87,14 @@ func TestNodeLeaseIsRenewed(t *testing.T) {
 	}
 }
 
-// runtimeVersionPrefix is the containerRuntimeVersion prefix of the containerd lane the stack runs
-// (CONTAINERD_LANE in the stack env: "2" or "1.6", hack/containerd.sh); an env written before the
-// lanes existed has none.
-func runtimeVersionPrefix(lane string) string {
+// runtimeVersionPrefix is the containerRuntimeVersion prefix of the runtime the node runs on
+// (CONTAINER_RUNTIME in the stack env: "containerd", the default, or "crio", which reports
+// cri-o://1.36.3), for containerd of the lane the stack runs (CONTAINERD_LANE: "2" or "1.6",
+// hack/containerd.sh); an env written before the lanes existed has none.
+func runtimeVersionPrefix(runtime, lane string) string {
+	if runtime == "crio" {
+		return "cri-o://"
+	}
 	if lane == "" {
 		return "containerd://"
 	}

@@ -36,7 +36,7 @@ func TestPodScheduledRunsAndAnswersHTTP(t *testing.T) {
 		t.Fatalf("UID changed")
 	}
 	cs := p.Status.ContainerStatuses[0]
-	if !strings.HasPrefix(cs.ContainerID, "containerd://") || cs.ImageID == "" || cs.Image == "" {
+	if !strings.HasPrefix(cs.ContainerID, containerIDPrefix()) || cs.ImageID == "" || cs.Image == "" {
 		t.Errorf("container status identity: id=%q image=%q imageID=%q", cs.ContainerID, cs.Image, cs.ImageID)
 	}
 	if cs.State.Running == nil || cs.State.Running.StartedAt.IsZero() || cs.Started == nil || !*cs.Started || !cs.Ready {

@@ -19,8 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// These tests need a runtime with the handlers of the stack's containerd 2.x: the default one
-// (runc, with user namespaces and recursive read-only mounts) and "crun" (neither).
+// These tests need a runtime with the handlers of the stack's containerd 2.x (or of hack/crio.sh's
+// CRI-O): the default one (runc, with user namespaces and recursive read-only mounts) and "crun"
+// (neither).
 
 // runtimeClass creates a RuntimeClass (cluster-wide, named after the namespace) for the handler
 // and removes it with the test.
@@ -51,12 +52,26 @@ func needsContainerd2(t *testing.T) *v1.Node {
 	return n
 }
 
+// needsCrunHandler skips a test on a runtime without the crun handler (the 1.6 lane).
+func needsCrunHandler(t *testing.T) *v1.Node {
+	t.Helper()
+	if onCRIO() {
+		n, err := s.kube.CoreV1().Nodes().Get(ctxFor(t, 30*time.Second), nodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	return needsContainerd2(t)
+}
+
 // The node reports the runtime's handlers with their features and the runtime's features, as
-// the kubelet does on the same containerd (node ref).
+// the kubelet does on the same runtime (node ref; on CRI-O, ref-crio reported the same three
+// handlers and features, in CRI-O's map order).
 func TestRuntimesNodeReportsHandlersAndFeatures(t *testing.T) {
 	var n *v1.Node
 	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		n = needsContainerd2(t)
+		n = needsCrunHandler(t)
 		return len(n.Status.RuntimeHandlers) > 0, nil
 	})
 	if err != nil {

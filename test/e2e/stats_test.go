@@ -137,8 +137,14 @@ func TestStatsSummary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("/metrics/cadvisor: %v", err)
 	}
-	for _, want := range []string{`container_cpu_usage_seconds_total{container="a",`, `container_memory_working_set_bytes{container="b",`,
-		`id="/"`, "machine_cpu_cores ", fmt.Sprintf(`namespace="%s",pod="stats"`, ns)} {
+	wants := []string{`id="/"`, "machine_cpu_cores ", fmt.Sprintf(`namespace="%s",pod="stats"`, ns)}
+	// Series per container need the container's cgroup, which on CRI-O with cgroupfs
+	// (<pod>/crio-<id>) is not seen as the container's: the upstream kubelet on the same CRI-O
+	// (ref-crio) serves only unlabelled crio-<id> series and the pod's there.
+	if !onCRIO() {
+		wants = append(wants, `container_cpu_usage_seconds_total{container="a",`, `container_memory_working_set_bytes{container="b",`)
+	}
+	for _, want := range wants {
 		if !strings.Contains(string(cad), want) {
 			t.Errorf("/metrics/cadvisor lacks %q", want)
 		}
@@ -173,7 +179,13 @@ func summaryProblems(sum *statsapi.Summary, ns, name string) []string {
 	check(p.CPU != nil && positive(p.CPU.UsageCoreNanoSeconds) && positive(p.CPU.UsageNanoCores), "pod cpu")
 	check(p.Memory != nil && positive(p.Memory.WorkingSetBytes) && positive(p.Memory.UsageBytes), "pod memory")
 	check(p.Network != nil && p.Network.Name == "eth0" && positive(p.Network.RxBytes), "pod network")
-	check(p.ProcessStats != nil && p.ProcessStats.ProcessCount != nil && *p.ProcessStats.ProcessCount >= 2, "pod processes")
+	// On CRI-O with cgroupfs a container's cgroup is <pod>/crio-<id>, which the kubelet's stats
+	// never match to the container (extractIDFromCgroupPath, pkg/kubelet/stats/
+	// cri_stats_provider.go): its CPU and memory come from CRI ListContainerStats alone, with no
+	// page faults on cgroup v1 and no process counts, and so do vk-cri's (the upstream kubelet on
+	// the same CRI-O, node ref-crio, gave pageFaults 0 and no process_stats).
+	cgroupStats := !onCRIO()
+	check(!cgroupStats || p.ProcessStats != nil && p.ProcessStats.ProcessCount != nil && *p.ProcessStats.ProcessCount >= 2, "pod processes")
 	check(p.EphemeralStorage != nil && positive(p.EphemeralStorage.UsedBytes) && positive(p.EphemeralStorage.CapacityBytes), "pod ephemeral storage")
 	check(len(p.Containers) == 2, fmt.Sprintf("want 2 running containers, got %d", len(p.Containers)))
 	var scratch *statsapi.VolumeStats
@@ -188,7 +200,7 @@ func summaryProblems(sum *statsapi.Summary, ns, name string) []string {
 	for _, c := range p.Containers {
 		check(!c.StartTime.IsZero(), c.Name+" start time")
 		check(c.CPU != nil && positive(c.CPU.UsageCoreNanoSeconds) && positive(c.CPU.UsageNanoCores), c.Name+" cpu")
-		check(c.Memory != nil && positive(c.Memory.WorkingSetBytes) && positive(c.Memory.RSSBytes) && positive(c.Memory.PageFaults), c.Name+" memory")
+		check(c.Memory != nil && positive(c.Memory.WorkingSetBytes) && positive(c.Memory.RSSBytes) && (!cgroupStats || positive(c.Memory.PageFaults)), c.Name+" memory")
 		check(c.Rootfs != nil && positive(c.Rootfs.CapacityBytes) && c.Rootfs.UsedBytes != nil, c.Name+" rootfs")
 		check(c.Logs != nil && positive(c.Logs.UsedBytes) && positive(c.Logs.InodesUsed) && positive(c.Logs.CapacityBytes), c.Name+" logs")
 	}
