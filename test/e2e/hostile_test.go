@@ -381,7 +381,7 @@ func waitNoMountsOf(t *testing.T, uids []types.UID, timeout time.Duration) {
 func TestHostileSubPathMountsStayInside(t *testing.T) {
 	ns := newNamespace(t)
 	plant := "mkdir -p /work/ok/d && echo inside > /work/ok/d/f && ln -s / /work/root && ln -s ../../../../../../.. /work/up && " +
-		"ln -s /etc /work/etc && ln -s ok /work/rel && mkfifo /work/fifo"
+		"ln -s /etc /work/etc && ln -s ok /work/rel && ln -s ../work/ok /work/back && mkfifo /work/fifo"
 	vm := func(sub string) []v1.VolumeMount {
 		return []v1.VolumeMount{{Name: "work", MountPath: "/data", SubPath: sub}}
 	}
@@ -392,12 +392,12 @@ func TestHostileSubPathMountsStayInside(t *testing.T) {
 		c.VolumeMounts = vm(sub)
 		return c
 	}
-	pod := basePod("subpaths", mk("good", "ok"), mk("relative", "rel"), mk("root", "root"), mk("up", "up"), mk("etc", "etc/passwd"), mk("through", "root/etc"))
+	pod := basePod("subpaths", mk("good", "ok"), mk("relative", "rel"), mk("back", "back"), mk("root", "root"), mk("up", "up"), mk("etc", "etc/passwd"), mk("through", "root/etc"))
 	pod.Spec.InitContainers = []v1.Container{init}
 	pod.Spec.Volumes = []v1.Volume{{Name: "work", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 	created := createPod(t, ns, pod)
 	refused := map[string]bool{"root": true, "up": true, "etc": true, "through": true}
-	p := waitPod(t, ns, "subpaths", 2*time.Minute, "good and relative running, the others refused", func(p *v1.Pod) bool {
+	p := waitPod(t, ns, "subpaths", 2*time.Minute, "good, relative and back running, the others refused", func(p *v1.Pod) bool {
 		n := 0
 		for _, cs := range p.Status.ContainerStatuses {
 			switch {
