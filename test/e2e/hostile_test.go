@@ -106,10 +106,11 @@ var reIP = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b`)
 // normalize takes out of a body what differs between the nodes for the same answer.
 func (tg *apiTarget) normalize(body string) string {
 	for from, to := range map[string]string{
-		string(tg.victim.UID): "<victim-uid>", string(tg.other.UID): "<other-uid>", tg.ns: "<ns>", tg.node: "<node>",
+		string(tg.victim.UID): "<victim-uid>", string(tg.other.UID): "<other-uid>", tg.ns: "<ns>",
 	} {
 		body = strings.ReplaceAll(body, from, to)
 	}
+	body = regexp.MustCompile(`\b`+regexp.QuoteMeta(tg.node)+`\b`).ReplaceAllString(body, "<node>")
 	if tg.foreign != nil {
 		body = strings.ReplaceAll(body, string(tg.foreign.UID), "<foreign-uid>")
 	}
@@ -177,30 +178,35 @@ func hostileAPICases() []apiCase {
 		{name: "pod of the other node", method: "GET", path: "/containerLogs/{foreign-ns}/{foreign}/talker", code: 404, sameBody: true},
 		{name: "empty container name", method: "GET", path: "/containerLogs/{ns}/{pod}/", code: 404},
 		// Path traversal and odd paths.
-		{name: "logs path climbing", method: "GET", path: "/containerLogs/{ns}/{pod}/../../../../etc/passwd", code: 404},
+		// A path that is not clean is redirected to its clean form (307), by both.
+		{name: "logs path climbing", method: "GET", path: "/containerLogs/{ns}/{pod}/../../../../etc/passwd", code: 307, sameBody: true},
 		{name: "logs path climbing encoded", method: "GET", path: "/containerLogs/{ns}/{pod}/%2e%2e%2f%2e%2e%2fetc%2fpasswd", code: 404},
 		{name: "container name with an encoded slash", method: "GET", path: "/containerLogs/{ns}/{pod}/talker%2Fx", code: 404},
-		{name: "system logs climbing", method: "GET", path: "/logs/../../../etc/passwd", code: 404},
+		{name: "system logs climbing", method: "GET", path: "/logs/../../../etc/passwd", code: 307, sameBody: true},
 		{name: "system logs climbing encoded", method: "GET", path: "/logs/%2e%2e/%2e%2e/etc/passwd", code: 404},
-		{name: "pods through a dot-dot", method: "GET", path: "/stats/../pods", code: 404},
-		{name: "double slash", method: "GET", path: "//pods", code: 404},
+		{name: "pods through a dot-dot", method: "GET", path: "/stats/../pods", code: 307, sameBody: true},
+		{name: "double slash", method: "GET", path: "//pods", code: 307, sameBody: true},
 		{name: "very long path", method: "GET", path: "/containerLogs/{ns}/{pod}/" + strings.Repeat("x", 60000), code: 404},
-		// Requests naming another pod's UID, or another node's pod.
-		{name: "exec naming the other pod's uid", method: "POST", path: "/exec/{ns}/{pod}/{other-uid}/talker?command=true&output=1", code: 404, sameBody: true},
-		{name: "exec naming a made-up uid", method: "POST", path: "/exec/{ns}/{pod}/00000000-0000-0000-0000-000000000000/talker?command=true&output=1", code: 404, sameBody: true},
-		{name: "attach naming the other pod's uid", method: "POST", path: "/attach/{ns}/{pod}/{other-uid}/talker?output=1", code: 404, sameBody: true},
+		// Requests naming another pod's UID, or another node's pod. The kubelet's exec and run
+		// find the container by the pod's name and do not look at the UID (the exec here then
+		// fails for want of an upgrade); its attach refuses it; its port-forward answers 404.
+		{name: "exec naming the other pod's uid", method: "POST", path: "/exec/{ns}/{pod}/{other-uid}/talker?command=true&output=1", code: 500, body: "Upgrade request required\n"},
+		{name: "exec naming a made-up uid", method: "POST", path: "/exec/{ns}/{pod}/00000000-0000-0000-0000-000000000000/talker?command=true&output=1", code: 500, body: "Upgrade request required\n"},
+		{name: "attach naming the other pod's uid", method: "POST", path: "/attach/{ns}/{pod}/{other-uid}/talker?output=1", code: 500, body: "pod victim_<ns> not found"},
 		{name: "portForward naming the other pod's uid", method: "POST", path: "/portForward/{ns}/{pod}/{other-uid}", code: 404, sameBody: true},
 		{name: "exec of the other node's pod", method: "POST", path: "/exec/{foreign-ns}/{foreign}/talker?command=true&output=1", code: 404, sameBody: true},
-		{name: "exec of an unknown container", method: "POST", path: "/exec/{ns}/{pod}/nope?command=true&output=1", code: 404, sameBody: true},
-		{name: "run naming the other pod's uid", method: "POST", path: "/run/{ns}/{pod}/{other-uid}/talker?cmd=true", code: 404, sameBody: true},
+		{name: "exec of an unknown container", method: "POST", path: "/exec/{ns}/{pod}/nope?command=true&output=1", code: 500, body: `container not found ("nope")`},
+		{name: "run naming the other pod's uid", method: "POST", path: "/run/{ns}/{pod}/{other-uid}/talker?cmd=echo+ran+in+victim", code: 200, body: "ran in victim\n"},
+		{name: "run of a failing command", method: "POST", path: "/run/{ns}/{pod}/talker?cmd=false", code: 500, sameBody: true},
+		{name: "run of the other node's pod", method: "POST", path: "/run/{foreign-ns}/{foreign}/talker?cmd=true", code: 404, sameBody: true},
 		{name: "run with GET", method: "GET", path: "/run/{ns}/{pod}/talker?cmd=true", code: 405},
-		{name: "exec without an upgrade", method: "POST", path: "/exec/{ns}/{pod}/{uid}/talker?command=true&output=1", code: 400},
+		{name: "exec without an upgrade", method: "POST", path: "/exec/{ns}/{pod}/{uid}/talker?command=true&output=1", code: 500, body: "Upgrade request required\n"},
 		// Methods.
 		{name: "DELETE pods", method: "DELETE", path: "/pods", code: 405},
-		{name: "PUT healthz", method: "PUT", path: "/healthz", code: 405},
+		{name: "PUT healthz", method: "PUT", path: "/healthz", code: 200, body: "ok"},
 		// Headers.
 		{name: "header just under 1 MiB", method: "GET", path: "/healthz", header: big(1<<20 - 4096), code: 200, body: "ok"},
-		{name: "header over 1 MiB", method: "GET", path: "/healthz", header: big(1<<20 + 4096), code: 431},
+		{name: "header of 2 MiB", method: "GET", path: "/healthz", header: big(2 << 20), code: 431},
 		{name: "2000 headers", method: "GET", path: "/healthz", header: many, code: 200, body: "ok"},
 		{name: "query of 100 KB", method: "GET", path: logs + "?tailLines=1&pad=" + strings.Repeat("p", 100000), code: 200, body: "hello\n"},
 	}
