@@ -25,7 +25,7 @@ const DefaultWaitTimeout = 60 * time.Second
 const DefaultExecTimeout = 30 * time.Second
 
 // Categories are the allowed values of a scenario's category.
-var Categories = []string{"lifecycle", "failures", "env", "volumes", "probes", "security", "hooks", "termination"}
+var Categories = []string{"lifecycle", "failures", "env", "volumes", "probes", "security", "hooks", "termination", "hostile"}
 
 // Scenario is one scenario file, validated and decoded.
 type Scenario struct {

@@ -17,9 +17,12 @@ import (
 
 // ExecURL asks the runtime where it serves an exec of cmd in the running container: vk-cri
 // proxies the client's upgraded connection to that URL, as the kubelet does. A container that
-// does not run is an error with the kubelet's message.
-func (p *Provider) ExecURL(ctx context.Context, pod *v1.Pod, podUID types.UID, containerName string, cmd []string, s streaming.Streams) (*url.URL, error) {
-	id, err := p.runningContainerID(ctx, pod, podUID, containerName)
+// does not run is an error with the kubelet's message. A UID in the request's path is not
+// looked at: the kubelet finds the container by the pod's full name, which wins over the UID
+// (kubelet_pods.go findContainer, container/runtime.go Pods.FindPod), so an exec always lands
+// in the pod the path names.
+func (p *Provider) ExecURL(ctx context.Context, pod *v1.Pod, _ types.UID, containerName string, cmd []string, s streaming.Streams) (*url.URL, error) {
+	id, err := p.runningContainerID(ctx, pod, containerName)
 	if err != nil {
 		return nil, err
 	}
@@ -37,17 +40,32 @@ func (p *Provider) ExecURL(ctx context.Context, pod *v1.Pod, podUID types.UID, c
 	return url.Parse(resp.Url)
 }
 
-// AttachURL asks the runtime where it serves an attach to the running container. Whether a
-// terminal is used is the container's own setting, which cannot change once it runs.
-func (p *Provider) AttachURL(ctx context.Context, pod *v1.Pod, podUID types.UID, containerName string, s streaming.Streams) (*url.URL, error) {
-	fullName := pod.Name + "_" + pod.Namespace
-	id, err := p.runningContainerID(ctx, pod, podUID, containerName)
+// RunCommand runs cmd to its end in the pod's running container, as the kubelet's /run does
+// (kuberuntime RunInContainer): stdout then stderr, and the runtime's error for a non-zero exit.
+// Like exec it is the named pod's container whatever UID the path holds.
+func (p *Provider) RunCommand(ctx context.Context, pod *v1.Pod, containerName string, cmd []string) ([]byte, error) {
+	id, err := p.runningContainerID(ctx, pod, containerName)
 	if err != nil {
 		return nil, err
 	}
-	spec := containerSpec(pod, containerName)
-	if id == "" || spec == nil {
-		return nil, fmt.Errorf("container %s not found in pod %s", containerName, fullName)
+	if id == "" {
+		return nil, fmt.Errorf("container not found (%q)", containerName)
+	}
+	// The kubelet passes no timeout either; the request's context bounds it.
+	stdout, stderr, err := p.rt.Runtime.ExecSync(ctx, id, cmd, 0)
+	return append(stdout, stderr...), err
+}
+
+// AttachURL asks the runtime where it serves an attach to the running container. Whether a
+// terminal is used is the container's own setting, which cannot change once it runs.
+func (p *Provider) AttachURL(ctx context.Context, pod *v1.Pod, podUID types.UID, containerName string, s streaming.Streams) (*url.URL, error) {
+	id, err := p.runningContainerID(ctx, pod, containerName)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := attachTarget(pod, podUID, containerName, id)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, streamRequestTimeout)
 	defer cancel()
@@ -58,6 +76,25 @@ func (p *Provider) AttachURL(ctx context.Context, pod *v1.Pod, podUID types.UID,
 		return nil, err
 	}
 	return url.Parse(resp.Url)
+}
+
+// attachTarget checks an attach as the kubelet's GetAttach does, in its order: the named
+// container must run in the named pod, then a UID in the path must be that pod's (the kubelet's
+// exec does not check it, its attach does), then the container must be in the spec. It returns
+// the container's spec.
+func attachTarget(pod *v1.Pod, requested types.UID, containerName, runningID string) (*v1.Container, error) {
+	fullName := pod.Name + "_" + pod.Namespace
+	if runningID == "" {
+		return nil, fmt.Errorf("container %s not found in pod %s", containerName, fullName)
+	}
+	if requested != "" && requested != pod.UID {
+		return nil, fmt.Errorf("pod %s not found", fullName)
+	}
+	spec := containerSpec(pod, containerName)
+	if spec == nil {
+		return nil, fmt.Errorf("container %s not found in pod %s", containerName, fullName)
+	}
+	return spec, nil
 }
 
 // PortForwardURL asks the runtime where it serves port forwarding into the pod's sandbox.
@@ -84,15 +121,11 @@ func (p *Provider) PortForwardURL(ctx context.Context, pod *v1.Pod, podUID types
 }
 
 // runningContainerID is the runtime ID of the running instance of the named container of pod,
-// or "" when none runs. A UID from the request's path must be the pod's own (streamPodUID).
-func (p *Provider) runningContainerID(ctx context.Context, pod *v1.Pod, podUID types.UID, name string) (string, error) {
-	uid, err := streamPodUID(pod, podUID)
-	if err != nil {
-		return "", err
-	}
+// or "" when none runs. The runtime's containers are found by the pod's own UID.
+func (p *Provider) runningContainerID(ctx context.Context, pod *v1.Pod, name string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, streamRequestTimeout)
 	defer cancel()
-	rt, err := p.inspector.inspectPod(ctx, string(uid))
+	rt, err := p.inspector.inspectPod(ctx, string(pod.UID))
 	if err != nil {
 		return "", err
 	}
@@ -104,15 +137,11 @@ func (p *Provider) runningContainerID(ctx context.Context, pod *v1.Pod, podUID t
 	return "", nil
 }
 
-// streamPodUID is the UID whose containers a stream of pod may reach: the pod's own. A UID in the
-// request path (/exec/{namespace}/{pod}/{uid}/{container}) that is not the named pod's is
-// refused: the runtime's containers are found by UID, so taking it as given would let a caller
-// allowed on one pod reach the containers of any other pod of the node. (The kubelet looks the
-// container up by the pod's full name and so never reaches another pod either.)
+// streamPodUID is the UID whose sandbox a port-forward of pod reaches: the pod's own. A UID in
+// the request path (/portForward/{namespace}/{pod}/{uid}) that is not the named pod's is
+// refused, as the kubelet's getPortForward refuses it (404 "pod not found" from the handler).
 func streamPodUID(pod *v1.Pod, requested types.UID) (types.UID, error) {
 	if requested != "" && requested != pod.UID {
-		// The streaming handlers answer 404 before they get here; this keeps the host's own
-		// contract whoever calls it.
 		return "", fmt.Errorf("pod not found: UID %q is not the UID of pod %s/%s", requested, pod.Namespace, pod.Name)
 	}
 	return pod.UID, nil

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/vk-cri/vk-cri/streaming"
 )
 
 func TestStreamPodUID(t *testing.T) {
@@ -30,30 +28,38 @@ func TestStreamPodUID(t *testing.T) {
 	}
 }
 
-// A request that names pod web by namespace and name and another pod by UID reaches no
+// A port-forward that names pod web by namespace and name and another pod by UID reaches no
 // runtime: the provider here has none, so any lookup would panic.
-func TestStreamsRefuseAnotherPodsUID(t *testing.T) {
+func TestPortForwardRefusesAnotherPodsUID(t *testing.T) {
 	p := &Provider{}
-	pod := testPod()
-	other := types.UID("uid-of-another-pod")
-	ctx := context.Background()
-	calls := map[string]func() error{
-		"exec": func() error {
-			_, err := p.ExecURL(ctx, pod, other, "app", []string{"true"}, streaming.Streams{Stdout: true})
-			return err
-		},
-		"attach": func() error {
-			_, err := p.AttachURL(ctx, pod, other, "app", streaming.Streams{Stdout: true})
-			return err
-		},
-		"port-forward": func() error {
-			_, err := p.PortForwardURL(ctx, pod, other, []int32{80})
-			return err
-		},
+	_, err := p.PortForwardURL(context.Background(), testPod(), "uid-of-another-pod", []int32{80})
+	if err == nil || !strings.Contains(err.Error(), "pod not found") {
+		t.Errorf("port-forward with another pod's UID: %v, want pod not found", err)
 	}
-	for name, call := range calls {
-		if err := call(); err == nil || !strings.Contains(err.Error(), "pod not found") {
-			t.Errorf("%s with another pod's UID: %v, want pod not found", name, err)
+}
+
+// An attach is checked in the kubelet's order (GetAttach): the running container first, then
+// the UID, then the spec; the messages are the kubelet's, with the pod's full name.
+func TestAttachTarget(t *testing.T) {
+	pod := testPod()
+	full := pod.Name + "_" + pod.Namespace
+	for _, tc := range []struct {
+		name, container, running string
+		uid                      types.UID
+		want                     string
+	}{
+		{"running, no UID", "app", "c1", "", ""},
+		{"running, its UID", "app", "c1", testPodUID, ""},
+		{"running, another pod's UID", "app", "c1", "uid-of-another-pod", "pod " + full + " not found"},
+		{"not running, another pod's UID", "app", "", "uid-of-another-pod", "container app not found in pod " + full},
+		{"not in the spec", "ghost", "c1", "", "container ghost not found in pod " + full},
+	} {
+		spec, err := attachTarget(pod, tc.uid, tc.container, tc.running)
+		switch {
+		case tc.want == "" && (err != nil || spec == nil || spec.Name != tc.container):
+			t.Errorf("%s: %v %v, want the spec of %s", tc.name, spec, err, tc.container)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -341,14 +341,22 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 	if deletion.inAPI && !deletion.removedFromAPI {
 		var final *v1.PodStatus
 		if spec != nil {
-			// The status the pod leaves the API with.
+			// The status the pod leaves the API with. It is reported in the pod's turn (below),
+			// as the kubelet's SyncTerminatedPod writes it one relist after the containers
+			// stopped: until then the status stays SyncTerminatingPod's, written once nothing
+			// ran (a container that never started still waiting in a Pending pod, its sandbox
+			// not ready). Reported at once, it replaced that one before anything saw it.
 			st := p.computeStatus(rec, spec, rt, statusFinal)
-			p.setStatus(rec, spec, st)
 			final = &st
 		}
 		// In the worker, so that the pod's record stays (and virtual-kubelet's force deletions
 		// are still handed over to it) until the pod is gone from the API and the runtime.
-		p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) { p.removeFromAPI(ctx, pod, final) })
+		p.removeFromAPIInTurn(ctx, stoppedAt, func(ctx context.Context) {
+			if final != nil {
+				p.setStatus(rec, spec, *final)
+			}
+			p.removeFromAPI(ctx, pod, final)
+		})
 		rec.mu.Lock()
 		rec.lifecycle.deletion.removedFromAPI = true
 		rec.mu.Unlock()

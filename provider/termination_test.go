@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
@@ -338,4 +340,75 @@ func TestTerminationResumesAfterAnError(t *testing.T) {
 	if got := f.stopCalls(); !slices.Equal(got, []string{"StopContainer c1 5"}) {
 		t.Errorf("stops %v", got)
 	}
+}
+
+// A deleted pod whose container never started reports, once its sandbox is stopped, the status
+// the kubelet's SyncTerminatingPod writes (still Pending, its sandbox not ready), and its final
+// status (Failed) only in its turn, one relist after the stop, as SyncTerminatedPod does: the
+// final one reported at once replaced the other before anything saw it.
+func TestDeletedPendingPodShowsItsStoppedStatusBeforeTheFinalOne(t *testing.T) {
+	pod := testPod()
+	pod.Status.Phase = v1.PodPending
+	f := newWorkerFixture(t, pod, podRuntime{Sandboxes: []*sandboxState{sandbox("sb1", 0, true)}})
+	f.p.relists = newRelistClock()
+	f.p.relists.completed(time.Now())
+	var mu sync.Mutex
+	var published []v1.PodStatus
+	f.p.notify = func(p *v1.Pod) {
+		mu.Lock()
+		defer mu.Unlock()
+		published = append(published, p.Status)
+	}
+	rec := f.add(pod)
+	deleted := pod.DeepCopy()
+	now, grace := metav1.Now(), int64(3)
+	deleted.DeletionTimestamp, deleted.DeletionGracePeriodSeconds = &now, &grace
+	f.p.requestDeletion(rec, deleted)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _, _ = f.p.syncPod(context.Background(), rec)
+	}()
+	// The worker stopped the sandbox, published the stopped status and waits for a relist that
+	// began after it (the pod leaves the API, then the runtime, in that turn).
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		mu.Lock()
+		n := len(published)
+		mu.Unlock()
+		return rec.lifecycleNow().state == podTerminated && n > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the pod never reached its termination turn: %s", rec.lifecycleNow().state)
+	}
+	mu.Lock()
+	before := append([]v1.PodStatus(nil), published...)
+	mu.Unlock()
+	if len(before) == 0 {
+		t.Fatal("no status published while terminating")
+	}
+	last := before[len(before)-1]
+	if last.Phase != v1.PodPending || conditionStatus(last, v1.PodReadyToStartContainers) != v1.ConditionFalse {
+		t.Errorf("before its turn the pod shows %s with PodReadyToStartContainers %s, want Pending with False",
+			last.Phase, conditionStatus(last, v1.PodReadyToStartContainers))
+	}
+	f.p.relists.completed(time.Now())
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the removal did not go on after the relist")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := published[len(published)-1]; got.Phase != v1.PodFailed {
+		t.Errorf("final status %s, want Failed", got.Phase)
+	}
+}
+
+func conditionStatus(st v1.PodStatus, t v1.PodConditionType) v1.ConditionStatus {
+	for _, c := range st.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
 }

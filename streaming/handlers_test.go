@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -54,6 +55,13 @@ func (f *fakeHost) ExecURL(context.Context, *v1.Pod, types.UID, string, []string
 	return nil, f.refuse
 }
 
+func (f *fakeHost) RunCommand(_ context.Context, _ *v1.Pod, container string, cmd []string) ([]byte, error) {
+	if container != "c" {
+		return nil, fmt.Errorf("container not found (%q)", container)
+	}
+	return []byte(strings.Join(cmd, "|")), nil
+}
+
 func (f *fakeHost) AttachURL(context.Context, *v1.Pod, types.UID, string, Streams) (*url.URL, error) {
 	return nil, f.refuse
 }
@@ -85,12 +93,20 @@ func TestHandlersAnswerAsTheKubelet(t *testing.T) {
 		{"POST", "/exec/ns/p/c?command=true&output=1", 500, `container not found ("c")`},
 		{"POST", "/exec/ns/p/uid-1/c?command=true&output=1", 500, `container not found ("c")`},
 		{"POST", "/exec/ns/other/c?command=true&output=1", 404, "pod does not exist"},
-		{"POST", "/exec/ns/p/uid-2/c?command=true&output=1", 404, "pod not found"},
-		{"POST", "/attach/ns/p/uid-2/c?output=1", 404, "pod not found"},
+		// Another pod's UID is the host's to judge (the kubelet's exec ignores it, its attach
+		// refuses it with a 500): here the fake host refuses everything.
+		{"POST", "/exec/ns/p/uid-2/c?command=true&output=1", 500, `container not found ("c")`},
+		{"POST", "/attach/ns/p/uid-2/c?output=1", 500, `container not found ("c")`},
 		{"POST", "/attach/ns/p/uid-1/c?output=1", 500, `container not found ("c")`},
 		{"POST", "/attach/ns/p/c?output=1", 500, `container not found ("c")`},
 		{"POST", "/portForward/ns/p", 500, `container not found ("c")`},
 		{"POST", "/portForward/ns/p/uid-2", 404, "pod not found"},
+		// /run: POST only, cmd split at spaces, the UID not looked at.
+		{"POST", "/run/ns/p/c?cmd=echo+a+b", 200, "echo|a|b"},
+		{"POST", "/run/ns/p/uid-2/c?cmd=true", 200, "true"},
+		{"POST", "/run/ns/p/nope?cmd=true", 500, `container not found ("nope")`},
+		{"POST", "/run/ns/other/c?cmd=true", 404, "pod does not exist"},
+		{"GET", "/run/ns/p/c?cmd=true", 405, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {

@@ -38,13 +38,9 @@ func (h *remoteCommandHandler) ServeHTTP(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return
 	}
-	// A UID in the path must be the named pod's: the runtime finds containers by UID, and a
-	// caller authorised for one pod must not reach another's. The kubelet's port-forward
-	// answers a UID that is not the pod's with 404 "pod not found"; exec and attach do the same.
-	if uid != "" && pod.UID != uid {
-		writeError(w, http.StatusNotFound, "pod not found")
-		return
-	}
+	// A UID in the path goes to the host, which answers as the kubelet does: an exec is the
+	// named pod's whatever the UID, an attach naming another UID is refused (500, "pod <name>
+	// not found"); neither ever reaches another pod's containers.
 	streams := Streams{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, TTY: opts.TTY}
 	var location *url.URL
 	if h.kind == execCommand {

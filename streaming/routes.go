@@ -28,6 +28,9 @@ type Host interface {
 	ExecURL(ctx context.Context, pod *v1.Pod, podUID types.UID, container string, cmd []string, s Streams) (*url.URL, error)
 	AttachURL(ctx context.Context, pod *v1.Pod, podUID types.UID, container string, s Streams) (*url.URL, error)
 	PortForwardURL(ctx context.Context, pod *v1.Pod, podUID types.UID, ports []int32) (*url.URL, error)
+	// RunCommand runs cmd to its end in the pod's running container and returns its stdout
+	// then its stderr; a command that exits non-zero is an error along with its output.
+	RunCommand(ctx context.Context, pod *v1.Pod, container string, cmd []string) ([]byte, error)
 }
 
 // DeclaredFeatures are the node features these handlers provide, in the node's status: the
@@ -65,7 +68,7 @@ type Mux interface {
 	Handle(pattern string, handler http.Handler)
 }
 
-// Register attaches the kubelet's /containerLogs/, /exec/, /attach/ and /portForward/ routes to
+// Register attaches the kubelet's /containerLogs/, /exec/, /attach/, /portForward/ and /run/ routes to
 // mux. Each prefix is served whole, so that a path of another shape is a 404 here rather than a
 // request for whatever else serves the prefix.
 func Register(mux Mux, host Host, opts ...Option) {
@@ -89,7 +92,11 @@ func Register(mux Mux, host Host, opts ...Option) {
 	routes.Handle("/portForward/{namespace}/{pod}", onlyMethods(pf, http.MethodGet, http.MethodPost))
 	routes.Handle("/portForward/{namespace}/{pod}/{uid}", onlyMethods(pf, http.MethodGet, http.MethodPost))
 
-	for _, prefix := range []string{"/containerLogs/", "/exec/", "/attach/", "/portForward/"} {
+	run := &runHandler{host: host, cfg: c}
+	routes.Handle("/run/{namespace}/{pod}/{container}", onlyMethods(run, http.MethodPost))
+	routes.Handle("/run/{namespace}/{pod}/{uid}/{container}", onlyMethods(run, http.MethodPost))
+
+	for _, prefix := range []string{"/containerLogs/", "/exec/", "/attach/", "/portForward/", "/run/"} {
 		mux.Handle(prefix, routes)
 	}
 }

@@ -87,7 +87,7 @@ func providerRoutes(h http.Handler) server.Registrar {
 	return func(m server.Mux) {
 		for _, pattern := range []string{
 			"/pods", "/runningpods/",
-			"/containerLogs/", "/exec/", "/attach/", "/portForward/",
+			"/containerLogs/", "/exec/", "/attach/", "/portForward/", "/run/",
 			"/stats/", "/metrics/resource",
 		} {
 			m.Handle(pattern, h)

@@ -86,7 +86,7 @@ func propagation(mode *v1.MountPropagationMode) (runtimeapi.MountPropagation, er
 // without leaving the volume and bind-mounts what it opened to the container's subPath target.
 func (m *Manager) prepareSubPath(uid types.UID, volume, volumePath, sub, container string, index int) (string, error) {
 	target := m.layout.subPathTarget(uid, volume, container, index)
-	fd, err := openBeneath(volumePath, sub)
+	fd, err := openResolvedBeneath(volumePath, sub)
 	if errors.Is(err, unix.ENOENT) {
 		fi, serr := os.Stat(volumePath)
 		if serr != nil {

@@ -59,6 +59,40 @@ func openBeneath(root, rel string) (int, error) {
 	return fd, nil
 }
 
+// openResolvedBeneath opens the subPath rel of root as the kubelet resolves it: its symlinks are
+// resolved on the host first and the result is accepted when it lies inside root
+// (subpath_linux.go doBindSubPath evaluates the path, then doSafeOpen opens it segment by
+// segment, refusing any symlink), so a link that climbs out of the volume and back into it is
+// followed. What was resolved is then opened beneath root with no symlink allowed on the way: a
+// link swapped in since fails (ELOOP) instead of leading anywhere. A subPath that does not
+// resolve (missing, or a dangling link) is opened as it is, for the caller to create.
+func openResolvedBeneath(root, rel string) (int, error) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return -1, fmt.Errorf("resolving volume %s: %w", root, err)
+	}
+	resolved, err := filepath.EvalSymlinks(filepath.Join(realRoot, rel))
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return -1, err
+		}
+		return openBeneath(root, rel)
+	}
+	inside, err := filepath.Rel(realRoot, resolved)
+	if err != nil || inside == ".." || strings.HasPrefix(inside, "../") {
+		return -1, unix.EXDEV
+	}
+	rootFD, err := unix.Open(realRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("opening volume %s: %w", root, err)
+	}
+	defer unix.Close(rootFD)
+	if inside == "." {
+		return unix.Dup(rootFD)
+	}
+	return unix.Openat2(rootFD, inside, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: beneath | unix.RESOLVE_NO_SYMLINKS})
+}
+
 // makeDirBeneath creates the missing directories of rel inside root with perm (permission and
 // setuid/setgid/sticky bits), never following a symlink out of root.
 func makeDirBeneath(root, rel string, perm os.FileMode) error {

@@ -271,3 +271,35 @@ func TestSafeWalkUnderARacingSwap(t *testing.T) {
 		t.Errorf("the race never met one side of the swap (inside %d, refused %d)", inside, refused)
 	}
 }
+
+// A symlink that climbs out of the volume and back into it ("../vol/inside" from the volume's
+// root) stays inside once resolved: the kubelet resolves a subPath's symlinks on the host and
+// binds it when the result is inside the volume (subpath_linux.go doBindSubPath), so it must
+// be bound here too; what leads out for good stays refused.
+func TestPrepareSubPathFollowsALinkThatComesBack(t *testing.T) {
+	vol, _ := hostileVolume(t)
+	for name, target := range map[string]string{
+		"back":         "../vol/inside",
+		"inside/back2": "../../vol/inside/deep",
+		"via-abs":      filepath.Join(vol, "inside"),
+	} {
+		if err := os.Symlink(target, filepath.Join(vol, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := mount.NewFakeMounter(nil)
+	m := New(t.TempDir(), WithMounter(fake))
+	for i, sub := range []string{"back", "back/deep", "inside/back2", "via-abs"} {
+		if _, err := m.prepareSubPath("pod-1", "data", vol, sub, "c", i); err != nil {
+			t.Errorf("subPath %q: %v, want it bound (it resolves inside the volume)", sub, err)
+		}
+	}
+	for i, sub := range []string{"out", "up/secret", "abs", "inside/back", "loop"} {
+		if _, err := m.prepareSubPath("pod-1", "data", vol, sub, "c", 10+i); err == nil {
+			t.Errorf("subPath %q was bound", sub)
+		}
+	}
+	if len(fake.MountPoints) != 4 {
+		t.Errorf("%d binds, want 4: %+v", len(fake.MountPoints), fake.MountPoints)
+	}
+}

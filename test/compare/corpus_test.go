@@ -18,6 +18,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -30,7 +31,7 @@ const (
 	maxScenarioTimeout = 180 * time.Second
 )
 
-var categories = []string{"lifecycle", "failures", "env", "volumes", "probes", "security", "hooks", "termination"}
+var categories = []string{"lifecycle", "failures", "env", "volumes", "probes", "security", "hooks", "termination", "hostile"}
 
 // The only images that exist in the local registry.
 var allowedImages = map[string]bool{
@@ -618,8 +619,9 @@ func checkPod(t *testing.T, where string, pod *v1.Pod, kn *known) {
 	if pod.APIVersion != "v1" || pod.Kind != "Pod" {
 		t.Errorf("%s: apiVersion/kind %q/%q, want v1/Pod", where, pod.APIVersion, pod.Kind)
 	}
-	if !nameRE.MatchString(pod.Name) {
-		t.Errorf("%s: pod name %q is not a DNS label", where, pod.Name)
+	// A pod name is a DNS subdomain (up to 253 characters, dots allowed), as the API has it.
+	if errs := validation.IsDNS1123Subdomain(pod.Name); len(errs) > 0 {
+		t.Errorf("%s: pod name %q is not a DNS subdomain: %v", where, pod.Name, errs)
 	}
 	if pod.Namespace != "" || pod.GenerateName != "" {
 		t.Errorf("%s: pods must not set namespace or generateName", where)
