@@ -114,9 +114,8 @@ type Provider struct {
 	// time (admission.go).
 	describedNode atomic.Pointer[v1.Node]
 	admitMu       sync.Mutex
-	// lastRelist is when the runtime was last listed successfully (unix nanoseconds).
-	lastRelist atomic.Int64
-	// relists paces the pod workers as the kubelet's PLEG paces its own (cadence.go).
+	// relists is when the relister last listed the runtime: it paces the pod workers as the
+	// kubelet's PLEG paces its own (cadence.go) and is what the syncloop health check reads.
 	relists     *relistClock
 	maskedPaths []string
 	podCgroups  podCgroupModel
@@ -212,7 +211,6 @@ func (p *Provider) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing this node's pods in the runtime: %w", err)
 	}
-	p.lastRelist.Store(time.Now().UnixNano())
 	p.relists.completed(listed)
 	if err := p.alloc.load(); err != nil {
 		return err

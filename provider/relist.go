@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,7 +33,6 @@ func (p *Provider) relistLoop(ctx context.Context, initial map[string]*podRuntim
 			p.log.WithError(err).Debug("relist failed")
 			continue
 		}
-		p.lastRelist.Store(time.Now().UnixNano())
 		p.cfg.Metrics.RuntimeState(runtimeCounts(pods))
 		now := map[string]map[string]string{}
 		for uid, rt := range pods {
@@ -69,11 +69,17 @@ const relistThreshold = 3 * time.Minute
 
 // SyncLoopHealthy is the healthz "syncloop" check: the relister is what notices container
 // changes, so the node is unhealthy when the runtime has not been listed for relistThreshold.
+// It reads the relister's clock, the one the pod workers' cadence waits on.
 func (p *Provider) SyncLoopHealthy() error {
-	return relistHealth(time.Unix(0, p.lastRelist.Load()), time.Now(), relistThreshold)
+	return relistHealth(p.relists.last(), time.Now(), relistThreshold)
 }
 
+// relistHealth judges the last completed listing, stamped with the time it started as the
+// kubelet's PLEG stamps its relistTime (pleg/generic.go: Healthy); none yet is unhealthy.
 func relistHealth(last, now time.Time, threshold time.Duration) error {
+	if last.IsZero() {
+		return errors.New("the runtime has not been listed yet")
+	}
 	if since := now.Sub(last); since > threshold {
 		return fmt.Errorf("the runtime was last listed %v ago; threshold is %v", since.Round(time.Second), threshold)
 	}

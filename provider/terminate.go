@@ -2,20 +2,17 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/provider/podspec"
+	"github.com/vk-cri/vk-cri/provider/status"
 	"github.com/vk-cri/vk-cri/provider/translate"
 )
 
@@ -383,37 +380,13 @@ func (p *Provider) removeTerminated(ctx context.Context, rec *podRecord, pod *v1
 	return rec.transition(lifecycleChange{to: podRemoved})
 }
 
-// removeFromAPI ends a terminated pod's life in the API as the kubelet's status manager does:
-// it writes the final status itself (a patch, so it never loses a resourceVersion race the way
-// a queued update can), then deletes the pod with grace 0. Both carry the pod's UID as a
-// precondition, so a successor of the same name is never touched.
+// removeFromAPI ends a terminated pod's life in the API through the status writer
+// (status.RemoveTerminated: the final status, then a grace-0 deletion of that UID only).
 func (p *Provider) removeFromAPI(ctx context.Context, pod *v1.Pod, final *v1.PodStatus) {
 	if p.cfg.Pods == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	client := p.cfg.Pods.Pods(pod.Namespace)
-	log := p.podLog(pod)
-	if final != nil {
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"uid": pod.UID},
-			"status":   final,
-		})
-		if err == nil {
-			_, err = client.Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-		}
-		switch {
-		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-			return // gone already, or a successor under the same name
-		case err != nil:
-			log.WithError(err).Warn("writing the final status of the terminated pod")
-		}
-	}
-	zero := int64(0)
-	uid := pod.UID
-	err := client.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		log.WithError(err).Warn("removing the terminated pod from the API")
+	if err := status.RemoveTerminated(ctx, p.cfg.Pods, pod, final); err != nil {
+		p.podLog(pod).WithError(err).Warn("removing the terminated pod from the API")
 	}
 }

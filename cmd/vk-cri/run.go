@@ -29,6 +29,7 @@ import (
 	"github.com/vk-cri/vk-cri/provider"
 	"github.com/vk-cri/vk-cri/provider/objectcache"
 	"github.com/vk-cri/vk-cri/provider/runtimeclass"
+	"github.com/vk-cri/vk-cri/provider/status"
 	"github.com/vk-cri/vk-cri/provider/volumes"
 	"github.com/vk-cri/vk-cri/server"
 	"github.com/vk-cri/vk-cri/streaming"
@@ -272,7 +273,7 @@ func run(ctx context.Context, o *options) error {
 			return nil
 		},
 		nodeutil.WithPodControllerConfigOverrides(func(c *node.PodControllerConfig) error {
-			return followAPIStatus(c, p)
+			return status.FollowAPIStatus(c, p)
 		}),
 	)
 	if err != nil {

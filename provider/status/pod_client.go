@@ -1,4 +1,4 @@
-package main
+package status
 
 import (
 	"context"
@@ -10,12 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/vk-cri/vk-cri/provider/status"
 )
 
-// removalOwner is the provider's side of a pod's removal from the API.
-type removalOwner interface {
+// RemovalOwner is the provider's side of a pod's removal from the API.
+type RemovalOwner interface {
 	TakeOverRemoval(pod *v1.Pod) bool
 }
 
@@ -31,7 +29,7 @@ type removalOwner interface {
 // condition written meanwhile. current, when set, gives that cached pod.
 type providerOwnedPods struct {
 	corev1client.PodsGetter
-	owner   removalOwner
+	owner   RemovalOwner
 	current func(namespace, name string) (*v1.Pod, error)
 }
 
@@ -41,7 +39,7 @@ func (c providerOwnedPods) Pods(namespace string) corev1client.PodInterface {
 
 type providerOwnedPodInterface struct {
 	corev1client.PodInterface
-	owner   removalOwner
+	owner   RemovalOwner
 	current func(namespace, name string) (*v1.Pod, error)
 }
 
@@ -52,7 +50,7 @@ func (c providerOwnedPodInterface) UpdateStatus(ctx context.Context, pod *v1.Pod
 	if c.current != nil {
 		if cur, err := c.current(pod.Namespace, pod.Name); err == nil && cur.UID == pod.UID && cur.ResourceVersion == pod.ResourceVersion {
 			pod = pod.DeepCopy()
-			pod.Status.Conditions = status.MergeConditions(cur.Status.Conditions, pod.Status.Conditions)
+			pod.Status.Conditions = MergeConditions(cur.Status.Conditions, pod.Status.Conditions)
 		}
 	}
 	return c.PodInterface.UpdateStatus(ctx, pod, opts)
@@ -68,16 +66,16 @@ func (c providerOwnedPodInterface) Delete(ctx context.Context, name string, opts
 	return c.PodInterface.Delete(ctx, name, opts)
 }
 
-// apiStatusObserver is the provider's side of status changes others make in the API.
-type apiStatusObserver interface {
-	removalOwner
+// APIStatusObserver is the provider's side of status changes others make in the API.
+type APIStatusObserver interface {
+	RemovalOwner
 	ObserveAPIStatus(pod *v1.Pod)
 }
 
-// followAPIStatus wires the pod controller to the provider: its pod client is providerOwnedPods
+// FollowAPIStatus wires the pod controller to the provider: its pod client is providerOwnedPods
 // on the controller's pod cache, and each change of a pod's status in the API (a readiness
 // gate's condition) reaches the provider, as the kubelet's pod config reconciles such updates.
-func followAPIStatus(c *node.PodControllerConfig, p apiStatusObserver) error {
+func FollowAPIStatus(c *node.PodControllerConfig, p APIStatusObserver) error {
 	pods := providerOwnedPods{PodsGetter: c.PodClient, owner: p}
 	if c.PodInformer != nil {
 		lister := c.PodInformer.Lister()
