@@ -9,6 +9,7 @@
 #                                 loopback, with the shared libraries runc and the plugins load
 #                                 (default .../vk-cri/vk-cri-runtime:latest)
 #   VKCRI_IMAGE_LAYOUT=DIR ...    also write it as an OCI layout directory
+#   VKCRI_IMAGE_VERSION=V ...     the version label (default: bin/vk-cri --version)
 # Everything comes from this machine's cache and packages: nothing is downloaded.
 # The local registry keeps images in memory: after `hack/registry.sh restart`, push again.
 set -euo pipefail
@@ -33,7 +34,8 @@ if [[ ! -x "$IMAGE_TOOL" || -n "$(find "$REPO_DIR/hack/tools" -type f -newer "$I
     || { rm -f "$IMAGE_TOOL.tmp"; die "building hack/tools/image failed"; }
   mv -f "$IMAGE_TOOL.tmp" "$IMAGE_TOOL"
 fi
-version=$("$VKCRI_BIN" --version 2>/dev/null | awk '{print $NF}') || version=""
+# VKCRI_IMAGE_VERSION overrides the version label (the e2e makes two images of one binary).
+version=${VKCRI_IMAGE_VERSION:-$("$VKCRI_BIN" --version 2>/dev/null | awk '{print $NF}')} || version=""
 args=(--binary "$VKCRI_BIN" --ref "$VKCRI_IMAGE_REPO:$VKCRI_IMAGE_TAG" --version "$version")
 [[ -z "${VKCRI_IMAGE_LAYOUT:-}" ]] || args+=(--oci-layout "$VKCRI_IMAGE_LAYOUT")
 

@@ -170,7 +170,7 @@ func bundleLayer(b bundle) (v1.Layer, error) {
 	dirs := map[string]bool{"bin": true}
 	files := []oci.File{{Name: "bin", Mode: 0o755 | os.ModeDir}, {Name: "bin/busybox", Mode: 0o755, Data: bb}}
 	for _, a := range applets {
-		files = append(files, oci.File{Name: "bin/" + a, Link: "bin/busybox"})
+		files = append(files, oci.File{Name: "bin/" + a, Mode: 0o755, Link: "bin/busybox"})
 	}
 	for _, a := range b.adds {
 		fi, err := os.Stat(a.host)
