@@ -359,7 +359,7 @@ const workloadScript = `set -e
 cat /etc/creds/password >/dev/null
 grep -q mode=chart-e2e /etc/app/app.conf
 test -s /var/run/secrets/kubernetes.io/serviceaccount/token
-grep -q app=web /etc/podinfo/labels
+grep -q 'app="web"' /etc/podinfo/labels
 echo memory > /scratch/probe
 mkdir -p /tmp/www && echo ok > /tmp/www/healthz
 echo "volumes ok on $NODE_NAME: secret, configMap subPath, token, downwardAPI, memory emptyDir"
@@ -764,6 +764,13 @@ func cleanUpBundledRelease(t *testing.T, ns, release string, nodes []bundledNode
 	// running across an upgrade): kill what is left of this test's runtimes.
 	for _, n := range nodes {
 		killProcessesMentioning(t, filepath.Dir(n.socket))
+		// A bridge left with the subnet's gateway address would take the next run's route.
+		_ = exec.Command("ip", "link", "del", n.bridge).Run()
+		for _, mp := range cgroupMountPoints(t) {
+			for _, cg := range []string{n.cgroupRoot, n.cgroupRoot + "-shims"} {
+				_ = exec.Command("find", mp+cg, "-depth", "-type", "d", "-exec", "rmdir", "{}", ";").Run()
+			}
+		}
 	}
 	for _, d := range hostDirs {
 		if !strings.HasPrefix(d, "/var/lib/vk-chart") {

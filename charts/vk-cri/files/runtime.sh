@@ -181,7 +181,20 @@ write_config
 make_cgroup "$SHIM_CGROUP"
 ensure_bridge
 rm -f "$SOCK" "$SOCK.ttrpc"
-containerd --config "$CONFIG" &
+# containerd's ShimCgroup moves the shims in the v1 hierarchies only: on a hybrid host (v1 plus
+# a unified v2 mount, as this container's own cgroup there is what its runtime and its kubelet
+# kill when the container ends) containerd starts in SHIM_CGROUP's unified cgroup, so that the
+# shims it spawns are born there. It stays in this container's v1 cgroups (memory accounting),
+# and this script stops it itself.
+hybrid_v2=""
+if awk '$9 == "cgroup" {found=1} END {exit !found}' /proc/self/mountinfo; then
+  hybrid_v2=$(awk '$9 == "cgroup2" {print $5}' /proc/self/mountinfo)
+fi
+(
+  # "0": the writing process, this subshell, which then becomes containerd.
+  for mp in $hybrid_v2; do echo 0 >"$mp$SHIM_CGROUP/cgroup.procs"; done
+  exec containerd --config "$CONFIG"
+) &
 ctrd=$!
 i=0
 until cri version >/dev/null 2>&1; do

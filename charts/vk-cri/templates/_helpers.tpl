@@ -166,9 +166,15 @@ metadata:
     {{- with $v.podLabels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
-  {{- with $v.podAnnotations }}
+  {{- if or $v.podAnnotations $bundled }}
   annotations:
+    {{- with $v.podAnnotations }}
     {{- toYaml . | nindent 4 }}
+    {{- end }}
+    {{- if $bundled }}
+    # A new entrypoint script restarts the agents (their pods keep running).
+    checksum/runtime-sh: {{ $.Files.Get "files/runtime.sh" | sha256sum | quote }}
+    {{- end }}
   {{- end }}
 spec:
   serviceAccountName: {{ include "vk-cri.serviceAccountName" $ }}
