@@ -17,6 +17,10 @@
 # container's PID namespace nor the runtime's kill of its remaining processes reaches them: the
 # pods' containers keep running, and the next containerd (same root, state and shim socket
 # directory, all host paths) reconnects to their shims.
+# Network namespaces: containerd pins each sandbox's under state/io.containerd.grpc.v1.cri/netns, a host directory the
+# init container made a shared mount on the host and that this container mounts with
+# Bidirectional propagation: the pins outlive this container, and the next containerd, which
+# needs them to stop a sandbox or forward a port, sees them.
 # Stop with no sandbox left (after `helm uninstall`, whose pre-delete hook `vk-cri drain-nodes`
 # deleted every pod of the release's nodes, which vk-cri stopped and removed as the kubelet does):
 # the runtime stops and what it and vk-cri made outside the host's files goes: mounts under the
@@ -64,7 +68,7 @@ remove_cgroup() {
 }
 
 write_config() {
-  mkdir -p "$RUN_DIR/s" "$RUN_DIR/state" "$CNI_CONF_DIR" "$CERTS_DIR" "$RUNTIME_DIR/root" "$RUNTIME_DIR/ipam"
+  mkdir -p "$RUN_DIR/s" "$RUN_DIR/tmp" "$RUN_DIR/state" "$CNI_CONF_DIR" "$CERTS_DIR" "$RUNTIME_DIR/root" "$RUNTIME_DIR/ipam"
   cat >"$CONFIG" <<TOML
 # Written by runtime.sh (charts/vk-cri) for node $VKCRI_NODE.
 version = 3
@@ -165,6 +169,9 @@ cleanup() {
   remove_cgroup "$CGROUP_ROOT"
   remove_cgroup "$SHIM_CGROUP"
   ip link del "$BRIDGE" 2>/dev/null || true
+  # The shared bind mount the init container made on the host for the network namespaces.
+  # (In the mount namespace of this container's parent, its runtime's shim.)
+  nsenter -t "$PPID" -m -- umount "$RUN_DIR/state/io.containerd.grpc.v1.cri/netns" 2>/dev/null || true
 }
 
 ctrd=""
@@ -193,7 +200,9 @@ fi
 (
   # "0": the writing process, this subshell, which then becomes containerd.
   for mp in $hybrid_v2; do echo 0 >"$mp$SHIM_CGROUP/cgroup.procs"; done
-  exec containerd --config "$CONFIG"
+  # Shims write runc's process files to TMPDIR: a host path, since this container's own /tmp
+  # goes with it while its shims keep running.
+  exec env TMPDIR="$RUN_DIR/tmp" containerd --config "$CONFIG"
 ) &
 ctrd=$!
 i=0

@@ -208,6 +208,26 @@ spec:
   affinity:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- if $bundled }}
+  initContainers:
+    # The network namespace pins of the bundled runtime must outlive its container: their
+    # directory becomes a shared mount on the host (as the kubelet makes its own root dir), which
+    # the vk-cri container mounts with Bidirectional propagation.
+    - name: share-netns-dir
+      image: {{ include "vk-cri.image" $ | quote }}
+      imagePullPolicy: {{ $v.image.pullPolicy }}
+      # In the mount namespace of this container's parent, its runtime's shim: the one where the
+      # runtime resolves host paths (PID 1's may not be open to containers).
+      command:
+        - /bin/sh
+        - -c
+        - >-
+          d={{ .runDir }}/state/io.containerd.grpc.v1.cri/netns;
+          exec nsenter -t "$PPID" -m -- /bin/sh -c
+          "mkdir -p $d && { grep -q ' $d ' /proc/self/mountinfo || mount --bind $d $d; } && mount --make-rshared $d"
+      securityContext:
+        privileged: true
+  {{- end }}
   containers:
     - name: vk-cri
       image: {{ include "vk-cri.image" $ | quote }}
@@ -304,6 +324,9 @@ spec:
           mountPath: {{ .runDir }}
         - name: runtime-dir
           mountPath: {{ .runtimeDir }}
+        - name: runtime-netns
+          mountPath: {{ .runDir }}/state/io.containerd.grpc.v1.cri/netns
+          mountPropagation: Bidirectional
         {{- else }}
         - name: cri-socket-dir
           mountPath: {{ $socketDir }}
@@ -356,7 +379,12 @@ spec:
       hostPath:
         path: {{ .runtimeDir }}
         type: DirectoryOrCreate
-    {{- else }}
+    - name: runtime-netns
+      hostPath:
+        path: {{ .runDir }}/state/io.containerd.grpc.v1.cri/netns
+        type: DirectoryOrCreate
+    {{- end }}
+    {{- if not $bundled }}
     # The runtime's socket directory: a socket file mounted alone would go stale when the
     # runtime restarts and re-creates it.
     - name: cri-socket-dir
