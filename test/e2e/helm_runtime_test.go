@@ -714,7 +714,7 @@ func checkNothingLeft(t *testing.T, n bundledNode) {
 		}
 		mounts, _ := os.ReadFile("/proc/self/mountinfo")
 		for _, line := range strings.Split(string(mounts), "\n") {
-			if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], n.rootDir) {
+			if f := strings.Fields(line); len(f) > 4 && (strings.HasPrefix(f[4], n.rootDir) || strings.HasPrefix(f[4], filepath.Dir(n.socket))) {
 				left = append(left, "mount "+f[4])
 			}
 		}
@@ -764,6 +764,8 @@ func cleanUpBundledRelease(t *testing.T, ns, release string, nodes []bundledNode
 	// running across an upgrade): kill what is left of this test's runtimes.
 	for _, n := range nodes {
 		killProcessesMentioning(t, filepath.Dir(n.socket))
+		// The shared netns directory's bind mount on the host (the init container's).
+		_ = exec.Command("umount", "-l", filepath.Dir(n.socket)+"-netns").Run()
 		// A bridge left with the subnet's gateway address would take the next run's route.
 		_ = exec.Command("ip", "link", "del", n.bridge).Run()
 		for _, mp := range cgroupMountPoints(t) {

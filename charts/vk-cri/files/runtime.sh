@@ -17,9 +17,9 @@
 # container's PID namespace nor the runtime's kill of its remaining processes reaches them: the
 # pods' containers keep running, and the next containerd (same root, state and shim socket
 # directory, all host paths) reconnects to their shims.
-# Network namespaces: containerd pins each sandbox's under state/io.containerd.grpc.v1.cri/netns, a host directory the
-# init container made a shared mount on the host and that this container mounts with
-# Bidirectional propagation: the pins outlive this container, and the next containerd, which
+# Network namespaces: containerd pins each sandbox's under /var/run/netns, the host directory
+# <RUN_DIR>-netns (not below RUN_DIR: one mount only) that the init container made a shared mount
+# on the host and that this container mounts with Bidirectional propagation: the pins outlive this container, and the next containerd, which
 # needs them to stop a sandbox or forward a port, sees them.
 # Stop with no sandbox left (after `helm uninstall`, whose pre-delete hook `vk-cri drain-nodes`
 # deleted every pod of the release's nodes, which vk-cri stopped and removed as the kubelet does):
@@ -98,7 +98,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 
 [plugins.'io.containerd.cri.v1.runtime']
   restrict_oom_score_adj = $RESTRICT_OOM_SCORE_ADJ
-  netns_mounts_under_state_dir = true
+  # Pins in /var/run/netns: <runDir>-netns on the host, shared (see below).
+  netns_mounts_under_state_dir = false
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = "runc"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -171,7 +172,7 @@ cleanup() {
   ip link del "$BRIDGE" 2>/dev/null || true
   # The shared bind mount the init container made on the host for the network namespaces.
   # (In the mount namespace of this container's parent, its runtime's shim.)
-  nsenter -t "$PPID" -m -- umount "$RUN_DIR/state/io.containerd.grpc.v1.cri/netns" 2>/dev/null || true
+  nsenter -t "$PPID" -m -- umount "$RUN_DIR-netns" 2>/dev/null || true
 }
 
 ctrd=""

@@ -222,7 +222,7 @@ spec:
         - /bin/sh
         - -c
         - >-
-          d={{ .runDir }}/state/io.containerd.grpc.v1.cri/netns;
+          d={{ .runDir }}-netns;
           exec nsenter -t "$PPID" -m -- /bin/sh -c
           "mkdir -p $d && { grep -q ' $d ' /proc/self/mountinfo || mount --bind $d $d; } && mount --make-rshared $d"
       securityContext:
@@ -324,8 +324,9 @@ spec:
           mountPath: {{ .runDir }}
         - name: runtime-dir
           mountPath: {{ .runtimeDir }}
+        # containerd's default netns directory, a mount of its own (see the init container).
         - name: runtime-netns
-          mountPath: {{ .runDir }}/state/io.containerd.grpc.v1.cri/netns
+          mountPath: /var/run/netns
           mountPropagation: Bidirectional
         {{- else }}
         - name: cri-socket-dir
@@ -381,7 +382,7 @@ spec:
         type: DirectoryOrCreate
     - name: runtime-netns
       hostPath:
-        path: {{ .runDir }}/state/io.containerd.grpc.v1.cri/netns
+        path: {{ .runDir }}-netns
         type: DirectoryOrCreate
     {{- end }}
     {{- if not $bundled }}
