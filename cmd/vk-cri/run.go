@@ -60,7 +60,7 @@ following the upstream kubelet's behaviour.`,
 		},
 	}
 	o.addFlags(cmd.Flags())
-	cmd.AddCommand(newCompareCommand())
+	cmd.AddCommand(newCompareCommand(), newDrainNodesCommand())
 	return cmd
 }
 

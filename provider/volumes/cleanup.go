@@ -36,7 +36,7 @@ func (m *Manager) unmountUnder(dir string) error {
 		return err
 	}
 	for _, p := range points {
-		if err := m.mounter.Unmount(p); err != nil {
+		if err := m.calls.unmount(p); err != nil {
 			return fmt.Errorf("unmounting %s: %w", p, err)
 		}
 	}

@@ -68,7 +68,7 @@ func (m *Manager) prepareDir(pod *v1.Pod, dir string, tmpfs bool, sizeLimit *res
 	if m.noswap {
 		opts = append(opts, "noswap")
 	}
-	if err := m.mounter.MountSensitiveWithoutSystemd("tmpfs", dir, "tmpfs", opts, nil); err != nil {
+	if err := m.calls.mountTmpfs(dir, opts); err != nil {
 		return false, fmt.Errorf("mounting tmpfs: %w", err)
 	}
 	return true, nil

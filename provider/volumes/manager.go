@@ -25,11 +25,13 @@ const apiTimeout = 10 * time.Second
 
 // Manager sets up, refreshes and tears down the volumes of the pods on the node.
 type Manager struct {
-	layout  layout
-	client  kubernetes.Interface
+	layout layout
+	client kubernetes.Interface
+	// mounter reads the mount table (List, IsMountPoint); it runs no program for that.
 	mounter mount.Interface
-	// binder bind-mounts subPaths from the descriptors they were checked with.
-	binder         descriptorBinder
+	// calls makes and takes away mounts: tmpfs volumes, subPath binds from the descriptors they
+	// were checked with, unmounts.
+	calls          mountCalls
 	forbidHostPath bool
 	noswap         bool
 	allocatable    func() v1.ResourceList
@@ -55,12 +57,12 @@ type Option func(*Manager)
 // WithClient gives the API client that reads ConfigMaps, Secrets, claims and requests tokens.
 func WithClient(c kubernetes.Interface) Option { return func(m *Manager) { m.client = c } }
 
-// WithMounter replaces the system mounter (tests use mount-utils' fake); subPaths are then
-// bound through it too instead of mount(2).
+// WithMounter replaces the system mounter (tests use mount-utils' fake); tmpfs volumes,
+// subPath binds and unmounts then go through it too instead of mount(2) and umount(2).
 func WithMounter(mt mount.Interface) Option {
 	return func(m *Manager) {
 		m.mounter = mt
-		m.binder = mounterBinder{mounter: mt}
+		m.calls = mounterCalls{mounter: mt}
 	}
 }
 
@@ -98,7 +100,7 @@ func New(rootDir string, opts ...Option) *Manager {
 	m := &Manager{
 		layout:  layout{root: rootDir},
 		mounter: mount.NewWithoutSystemd(""),
-		binder:  syscallBinder{},
+		calls:   syscallMounts{},
 		noswap:  noswapSupported(),
 		now:     time.Now,
 		jitter:  wait.Jitter,

@@ -127,8 +127,8 @@ func (m *Manager) prepareSubPath(uid types.UID, volume, volumePath, sub, contain
 		return "", err
 	}
 	// The descriptor is what was checked; mounting it (not the path) leaves no window for a
-	// swapped symlink (syscallBinder).
-	if err := m.binder.bindDescriptor(fd, target); err != nil {
+	// swapped symlink (syscallMounts).
+	if err := m.calls.bindDescriptor(fd, target); err != nil {
 		return "", err
 	}
 	return target, nil
@@ -156,7 +156,7 @@ func (m *Manager) reuseSubPathTarget(target string, st *unix.Stat_t) (bool, erro
 			return true, nil
 		}
 	}
-	if err := m.binder.unbind(target); err != nil {
+	if err := m.calls.unbind(target); err != nil {
 		return false, fmt.Errorf("unmounting stale subPath target %s: %w", target, err)
 	}
 	return false, nil

@@ -216,7 +216,11 @@ func uninstallAndCheck(t *testing.T, ns, release string, nodes []string) {
 func commonValues(digest, label string) map[string]any {
 	apiHost, apiPort := apiServerHostPort()
 	return map[string]any{
-		"image":     map[string]any{"repository": image("vk-cri"), "digest": digest},
+		"image": map[string]any{"repository": image("vk-cri"), "digest": digest},
+		// The stack's containerd on the host (runtime.mode host) and the minimal image: these
+		// agents run as pods of the e2e node, beside it (helm_runtime_test.go runs the default,
+		// bundled runtime under the upstream kubelet).
+		"runtime":   map[string]any{"mode": "host"},
 		"cri":       map[string]any{"socket": strings.TrimPrefix(s.env["CRI_ENDPOINT"], "unix://")},
 		"apiServer": map[string]any{"host": apiHost, "port": apiPort},
 		"node": map[string]any{

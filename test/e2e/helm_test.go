@@ -97,6 +97,10 @@ func TestHelmChartLintAndServerDryRun(t *testing.T) {
 		"extraNodes, files, no probes": {"--set", "mode=extraNodes,extraNodes.count=3", "--set", "tls.mode=files,tls.secretName=certs",
 			"--set", "probes.enabled=false,mountPropagation=None,hostInfo=false,stats.enabled=false", "--set", "priorityClassName=system-node-critical"},
 		"extraNodes, none, kept nodes": {"--set", "mode=extraNodes", "--set", "tls.mode=none", "--set", "node.removeOnUninstall=false"},
+		"daemonset on the host's runtime, no drain": {"--set", "runtime.mode=host", "--set", "uninstallDrain.enabled=false",
+			"--set", "image.repository=127.0.0.1:5000/vk-cri/vk-cri"},
+		"extraNodes, bundled, per-node capacity and subnets": {"--set", "mode=extraNodes,extraNodes.count=2",
+			"--set", "extraNodes.nodes[1].maxPods=9,extraNodes.nodes[1].kubeReserved.cpu=100m", "--set", "network.podCIDR=10.77.0.0/16,network.bridge=vkx"},
 	}
 	for name, sets := range cases {
 		t.Run(name, func(t *testing.T) {

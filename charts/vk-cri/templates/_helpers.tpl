@@ -57,6 +57,37 @@ The labels of every node of the release: the chart's selector labels, then node.
 {{- join "," $pairs }}
 {{- end }}
 
+{{/* Whether the release brings its own runtime (runtime.mode bundled). */}}
+{{- define "vk-cri.bundled" -}}
+{{- if eq .Values.runtime.mode "bundled" }}true{{ end }}
+{{- end }}
+
+{{/* The bridge of node .index ("d" in daemonset mode): network.bridge, or vk + 6 hex of the release + suffix. */}}
+{{- define "vk-cri.bridge" -}}
+{{- $base := .root.Values.network.bridge | default (printf "vk%s" (sha256sum .root.Release.Name | trunc 6)) }}
+{{- printf "%s%s" $base (toString .index) }}
+{{- end }}
+
+{{/* The /24 number .index of network.podCIDR (x.y.index.0/24). */}}
+{{- define "vk-cri.subnet" -}}
+{{- $o := splitList "." (first (splitList "/" .root.Values.network.podCIDR)) }}
+{{- printf "%s.%s.%d.0/24" (index $o 0) (index $o 1) (int .index) }}
+{{- end }}
+
+{{/* The run dir of a node: <runtime.bundled.runDir>/<8 hex of key>. */}}
+{{- define "vk-cri.runDir" -}}
+{{- printf "%s/%s" (trimSuffix "/" .root.Values.runtime.bundled.runDir) (sha256sum .key | trunc 8) }}
+{{- end }}
+
+{{/* A map as k=v,k=v (sorted), for --kube-reserved and --system-reserved. */}}
+{{- define "vk-cri.pairs" -}}
+{{- $pairs := list }}
+{{- range $k := keys . | sortAlpha }}
+{{- $pairs = append $pairs (printf "%s=%s" $k (toString (get $ $k))) }}
+{{- end }}
+{{- join "," $pairs }}
+{{- end }}
+
 {{/* The extra node number .Index's name, checked as a Node name. */}}
 {{- define "vk-cri.extraNodeName" -}}
 {{- $name := tpl .root.Values.extraNodes.nameTemplate (dict "Release" .root.Release "Values" .root.Values "Template" .root.Template "Index" .index) }}
@@ -77,17 +108,49 @@ The vk-cri pod template of one node. Takes a dict:
   extraLabels   labels that select this workload's pods (besides the chart's)
   kubeletPort, healthzPort, rootDir, podLogDir, cgroupRoot
   hostDirs      host directories to mount at the same path (root dir, logs)
+  maxPods, kubeReserved, systemReserved   the node's capacity settings
+  runtimeDir, runDir, bridge, subnet      runtime.mode bundled: the node's runtime (subnet
+                                          empty in daemonset mode: picked by host at start)
 */}}
 {{- define "vk-cri.podTemplate" -}}
 {{- $ := .root }}
 {{- $v := $.Values }}
-{{- $socketDir := dir $v.cri.socket }}
+{{- $bundled := include "vk-cri.bundled" $ }}
+{{- $socket := $v.cri.socket }}
+{{- if $bundled }}
+{{- $socket = printf "%s/containerd.sock" .runDir }}
+{{- end }}
+{{- $socketDir := dir $socket }}
 {{- $env := list }}
 {{- if eq .component "daemonset" }}
 {{- $env = append $env (dict "name" "HOST_NODE_NAME" "valueFrom" (dict "fieldRef" (dict "fieldPath" "spec.nodeName"))) }}
 {{- end }}
 {{- if contains "$(HOST_IP)" (toString $v.node.ip) }}
 {{- $env = append $env (dict "name" "HOST_IP" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.hostIP"))) }}
+{{- end }}
+{{- if $bundled }}
+{{- if ne .component "daemonset" }}
+{{- $env = append $env (dict "name" "HOST_NODE_NAME" "valueFrom" (dict "fieldRef" (dict "fieldPath" "spec.nodeName"))) }}
+{{- end }}
+{{- $subnets := list }}
+{{- range $host, $cidr := $v.network.nodeSubnets }}
+{{- $subnets = append $subnets (printf "%s=%s" $host $cidr) }}
+{{- end }}
+{{- $env = concat $env (list
+    (dict "name" "VKCRI_NODE" "value" (toString .nodeName))
+    (dict "name" "RUN_DIR" "value" .runDir)
+    (dict "name" "RUNTIME_DIR" "value" .runtimeDir)
+    (dict "name" "ROOT_DIR" "value" .rootDir)
+    (dict "name" "POD_LOG_DIR" "value" .podLogDir)
+    (dict "name" "CGROUP_ROOT" "value" .cgroupRoot)
+    (dict "name" "SHIM_CGROUP" "value" (printf "%s-shims" .cgroupRoot))
+    (dict "name" "BRIDGE" "value" .bridge)
+    (dict "name" "SUBNET" "value" .subnet)
+    (dict "name" "NODE_SUBNETS" "value" (join " " (sortAlpha $subnets)))
+    (dict "name" "SANDBOX_IMAGE" "value" $v.runtime.bundled.sandboxImage)
+    (dict "name" "INSECURE_REGISTRIES" "value" (join " " $v.runtime.bundled.insecureRegistries))
+    (dict "name" "RESTRICT_OOM_SCORE_ADJ" "value" (toString $v.runtime.bundled.restrictOOMScoreAdj))
+    (dict "name" "SNAPSHOTTER" "value" $v.runtime.bundled.snapshotter)) }}
 {{- end }}
 {{- with $v.apiServer.host }}
 {{- /* In-cluster config reads the API server's address from these. */}}
@@ -103,9 +166,15 @@ metadata:
     {{- with $v.podLabels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
-  {{- with $v.podAnnotations }}
+  {{- if or $v.podAnnotations $bundled }}
   annotations:
+    {{- with $v.podAnnotations }}
     {{- toYaml . | nindent 4 }}
+    {{- end }}
+    {{- if $bundled }}
+    # A new entrypoint script restarts the agents (their pods keep running).
+    checksum/runtime-sh: {{ $.Files.Get "files/runtime.sh" | sha256sum | quote }}
+    {{- end }}
   {{- end }}
 spec:
   serviceAccountName: {{ include "vk-cri.serviceAccountName" $ }}
@@ -114,6 +183,11 @@ spec:
   # server as a host process would.
   hostNetwork: true
   dnsPolicy: ClusterFirstWithHostNet
+  {{- if $bundled }}
+  # The bundled runtime's shims must outlive this pod (helm upgrade): in the host's PID
+  # namespace, the end of this container does not end them (files/runtime.sh).
+  hostPID: true
+  {{- end }}
   terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
   {{- with $v.priorityClassName }}
   priorityClassName: {{ . }}
@@ -134,13 +208,36 @@ spec:
   affinity:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- if $bundled }}
+  initContainers:
+    # The network namespace pins of the bundled runtime must outlive its container: their
+    # directory becomes a shared mount on the host (as the kubelet makes its own root dir), which
+    # the vk-cri container mounts with Bidirectional propagation.
+    - name: share-netns-dir
+      image: {{ include "vk-cri.image" $ | quote }}
+      imagePullPolicy: {{ $v.image.pullPolicy }}
+      # In the mount namespace of this container's parent, its runtime's shim: the one where the
+      # runtime resolves host paths (PID 1's may not be open to containers).
+      command:
+        - /bin/sh
+        - -c
+        - >-
+          d={{ .runDir }}-netns;
+          exec nsenter -t "$PPID" -m -- /bin/sh -c
+          "mkdir -p $d && { grep -q ' $d ' /proc/self/mountinfo || mount --bind $d $d; } && mount --make-rshared $d"
+      securityContext:
+        privileged: true
+  {{- end }}
   containers:
     - name: vk-cri
       image: {{ include "vk-cri.image" $ | quote }}
       imagePullPolicy: {{ $v.image.pullPolicy }}
+      {{- if $bundled }}
+      command: ["/bin/sh", "/etc/vk-cri/runtime/runtime.sh"]
+      {{- end }}
       args:
         - --nodename={{ .nodeName }}
-        - --cri-endpoint=unix://{{ $v.cri.socket }}
+        - --cri-endpoint=unix://{{ $socket }}
         - --runtime-request-timeout={{ $v.cri.runtimeRequestTimeout }}
         {{- with $v.node.ip }}
         - --node-ip={{ . }}
@@ -151,7 +248,13 @@ spec:
         - --root-dir={{ .rootDir }}
         - --pod-log-dir={{ .podLogDir }}
         - --cgroup-root={{ .cgroupRoot }}
-        - --max-pods={{ $v.node.maxPods }}
+        - --max-pods={{ .maxPods }}
+        {{- with .kubeReserved }}
+        - --kube-reserved={{ include "vk-cri.pairs" . }}
+        {{- end }}
+        {{- with .systemReserved }}
+        - --system-reserved={{ include "vk-cri.pairs" . }}
+        {{- end }}
         {{- with $v.node.clusterDNS }}
         - --cluster-dns={{ join "," . }}
         {{- end }}
@@ -213,12 +316,26 @@ spec:
       securityContext:
         {{- toYaml $v.securityContext | nindent 8 }}
       volumeMounts:
+        {{- if $bundled }}
+        - name: runtime-script
+          mountPath: /etc/vk-cri/runtime
+          readOnly: true
+        - name: runtime-run-dir
+          mountPath: {{ .runDir }}
+        - name: runtime-dir
+          mountPath: {{ .runtimeDir }}
+        # containerd's default netns directory, a mount of its own (see the init container).
+        - name: runtime-netns
+          mountPath: /var/run/netns
+          mountPropagation: Bidirectional
+        {{- else }}
         - name: cri-socket-dir
           mountPath: {{ $socketDir }}
+        {{- end }}
         {{- range $i, $d := .hostDirs }}
         - name: host-dir-{{ $i }}
           mountPath: {{ $d }}
-          {{- if ne $v.mountPropagation "None" }}
+          {{- if and (not $bundled) (ne $v.mountPropagation "None") }}
           mountPropagation: {{ $v.mountPropagation }}
           {{- end }}
         {{- end }}
@@ -232,10 +349,12 @@ spec:
           mountPath: /etc/vk-cri/client-ca
           readOnly: true
         {{- end }}
-        {{- if $v.stats.enabled }}
+        {{- if or $bundled $v.stats.enabled }}
+        # The bundled runtime makes the pods' cgroups (under the host's tree, as the host's
+        # runtime would); cAdvisor only reads them.
         - name: cgroup
           mountPath: /sys/fs/cgroup
-          readOnly: true
+          readOnly: {{ not $bundled }}
         {{- end }}
         {{- if $v.hostInfo }}
         - name: machine-id
@@ -246,12 +365,34 @@ spec:
           readOnly: true
         {{- end }}
   volumes:
+    {{- if $bundled }}
+    - name: runtime-script
+      configMap:
+        name: {{ include "vk-cri.fullname" $ }}-runtime
+        defaultMode: 0555
+    # Sockets (the shims' too) and state on the host: the next containerd finds the running
+    # shims there after a restart of this pod.
+    - name: runtime-run-dir
+      hostPath:
+        path: {{ .runDir }}
+        type: DirectoryOrCreate
+    - name: runtime-dir
+      hostPath:
+        path: {{ .runtimeDir }}
+        type: DirectoryOrCreate
+    - name: runtime-netns
+      hostPath:
+        path: {{ .runDir }}-netns
+        type: DirectoryOrCreate
+    {{- end }}
+    {{- if not $bundled }}
     # The runtime's socket directory: a socket file mounted alone would go stale when the
     # runtime restarts and re-creates it.
     - name: cri-socket-dir
       hostPath:
         path: {{ $socketDir }}
         type: Directory
+    {{- end }}
     # Paths the runtime reads (pod logs, volumes) must be the same inside and outside.
     {{- range $i, $d := .hostDirs }}
     - name: host-dir-{{ $i }}
@@ -272,7 +413,7 @@ spec:
           - key: {{ $v.tls.clientCA.key }}
             path: ca.crt
     {{- end }}
-    {{- if $v.stats.enabled }}
+    {{- if or $bundled $v.stats.enabled }}
     # cAdvisor reads the host's cgroups: the node's root cgroup and the pods' under the cgroup root.
     - name: cgroup
       hostPath:

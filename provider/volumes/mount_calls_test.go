@@ -1,7 +1,9 @@
 package volumes
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +11,9 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/mount-utils"
 )
 
@@ -96,7 +101,7 @@ func TestSyscallBinderMountsTheCheckedDescriptor(t *testing.T) {
 	goodTarget, swappedTarget := filepath.Join(targets, "good"), filepath.Join(targets, "swapped")
 	mkdirs(t, goodTarget, swappedTarget)
 	inPrivateMountNamespace(t, func() error {
-		var b syscallBinder
+		var b syscallMounts
 		good, err := openBeneath(vol, "inside")
 		if err != nil {
 			return err
@@ -144,7 +149,7 @@ func TestMountProgramFollowsASwappedSubPath(t *testing.T) {
 			return err
 		}
 		defer unix.Close(swapped)
-		b := mounterBinder{mounter: mount.NewWithoutSystemd("")}
+		b := mounterCalls{mounter: mount.NewWithoutSystemd("")}
 		if err := b.bindDescriptor(swapped, target); err != nil {
 			t.Logf("the mount program refused: %v", err)
 			return nil
@@ -162,11 +167,11 @@ func TestMountProgramFollowsASwappedSubPath(t *testing.T) {
 // A node's manager binds subPaths with mount(2), not through the mount program; only a mounter
 // given by a test replaces it.
 func TestManagerBindsSubPathsWithTheSyscall(t *testing.T) {
-	if _, ok := New(t.TempDir()).binder.(syscallBinder); !ok {
+	if _, ok := New(t.TempDir()).calls.(syscallMounts); !ok {
 		t.Error("the default manager does not bind subPaths with mount(2)")
 	}
 	fake := mount.NewFakeMounter(nil)
-	if b, ok := New(t.TempDir(), WithMounter(fake)).binder.(mounterBinder); !ok || b.mounter != fake {
+	if b, ok := New(t.TempDir(), WithMounter(fake)).calls.(mounterCalls); !ok || b.mounter != fake {
 		t.Error("WithMounter does not bind subPaths through the given mounter")
 	}
 }
@@ -237,6 +242,93 @@ func TestPrepareSubPathRebindsAReplacedSubPath(t *testing.T) {
 		}
 		if n, err := mountsAt(target); err != nil || n != 1 {
 			t.Errorf("after the subPath was replaced: %d mounts at the target (%v), want the stale one gone", n, err)
+		}
+		return nil
+	})
+}
+
+// threadMountTable is the system mounter whose List reads the calling thread's mount table
+// (/proc/thread-self/mounts): a test's private namespace belongs to one locked thread, while
+// mount-utils reads /proc/mounts, the main thread's.
+type threadMountTable struct{ mount.Interface }
+
+func (threadMountTable) List() ([]mount.MountPoint, error) {
+	b, err := os.ReadFile("/proc/thread-self/mounts")
+	if err != nil {
+		return nil, err
+	}
+	var out []mount.MountPoint
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 4 {
+			out = append(out, mount.MountPoint{Device: f[0], Path: f[1], Type: f[2], Opts: strings.Split(f[3], ",")})
+		}
+	}
+	return out, nil
+}
+
+// tmpfsOptionsAt is the super-block options of the tmpfs mounted at path in the calling
+// thread's mount namespace ("" when none is).
+func tmpfsOptionsAt(path string) (string, error) {
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if ok && len(f) > 4 && f[4] == path && len(g) >= 3 && g[0] == "tmpfs" {
+			return g[2], nil
+		}
+	}
+	return "", nil
+}
+
+// With no mount program to be found (an empty PATH, as in vk-cri's image), a pod's memory
+// emptyDir (sized by its sizeLimit) and secret volume are mounted with mount(2) and taken away
+// by TearDown with umount(2), leaving nothing mounted and no directory.
+func TestTmpfsVolumesMountAndTearDownWithoutAProgram(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	client, _ := tokenClient(&v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Data: map[string][]byte{"k": []byte("v")}})
+	root := t.TempDir()
+	limit := resource.MustParse("8Mi")
+	pod := testPod(
+		v1.Volume{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s"}}},
+		v1.Volume{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory, SizeLimit: &limit}}},
+	)
+	inPrivateMountNamespace(t, func() error {
+		m := New(root, WithClient(client))
+		if _, ok := m.calls.(syscallMounts); !ok {
+			return errors.New("the default manager does not mount with mount(2)")
+		}
+		m.mounter = threadMountTable{m.mounter}
+		if errs := m.SetUp(context.Background(), pod).errs(); len(errs) != 0 {
+			return fmt.Errorf("set up: %v", errs)
+		}
+		memDir := m.layout.volumeDir(pod.UID, pluginEmptyDir, "mem")
+		opts, err := tmpfsOptionsAt(memDir)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(opts, "size=8192k") {
+			t.Errorf("memory emptyDir: tmpfs options %q, want size=8192k (its sizeLimit)", opts)
+		}
+		secretDir := m.layout.volumeDir(pod.UID, pluginSecret, "s")
+		if opts, _ := tmpfsOptionsAt(secretDir); opts == "" {
+			t.Errorf("secret volume %s: no tmpfs mounted", secretDir)
+		}
+		if b, err := os.ReadFile(filepath.Join(secretDir, "k")); err != nil || string(b) != "v" {
+			t.Errorf("secret file: %q %v", b, err)
+		}
+		if err := m.TearDown(pod.UID); err != nil {
+			return fmt.Errorf("tear down: %w", err)
+		}
+		for _, d := range []string{memDir, secretDir} {
+			if opts, _ := tmpfsOptionsAt(d); opts != "" {
+				t.Errorf("%s still mounted after TearDown", d)
+			}
+		}
+		if _, err := os.Stat(m.layout.podDir(pod.UID)); !os.IsNotExist(err) {
+			t.Errorf("pod directory left: %v", err)
 		}
 		return nil
 	})
