@@ -27,6 +27,9 @@ import (
 	"github.com/vk-cri/vk-cri/internal/stackenv"
 )
 
+// refNode is the reference kubelet's node (hack/ref.sh).
+const refNode = "ref"
+
 // The node the tests start, overridable so that several runs of parts of the suite can share
 // one stack (each with its own node; see hack/e2e.sh).
 var (

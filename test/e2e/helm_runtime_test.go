@@ -39,7 +39,6 @@ import (
 // memory emptyDir, projected downwardAPI volumes and HTTP probes. Node names, ports, cgroups,
 // bridges and subnets are this test's own (vk-chart*, 10350-10355).
 const (
-	refNode            = "ref"
 	bundledDSNode      = "vk-chart-ds"
 	bundledDSPort      = 10350
 	bundledExtraPrefix = "vk-chart-x"

@@ -31,8 +31,6 @@ import (
 // pods as before (no restart, same containers), must not have panicked, and must have left no
 // mount of its pods outside its root directory.
 
-// refNode is the reference kubelet's node (hack/ref.sh).
-const refNode = "ref"
 
 // apiTarget is one node's kubelet API and the pods the battery names on it.
 type apiTarget struct {

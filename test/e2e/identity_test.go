@@ -25,9 +25,6 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 )
 
-// refNode is the reference kubelet's node (hack/ref.sh).
-const refNode = "ref"
-
 // nodeIdentity is a client built from a node agent's own credentials: the files it uses, no
 // impersonation.
 type nodeIdentity struct {

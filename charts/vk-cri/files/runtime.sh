@@ -163,9 +163,49 @@ unmount_under() {
     while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" || log "cannot unmount $m"; done
 }
 
+# settle_removals: a sandbox that no longer runs while none does is one vk-cri is removing (a
+# deleted pod leaves the API before the runtime, as on the kubelet, so an uninstall's drain can end
+# a moment before the removal): give vk-cri up to 15 s to finish, so that nothing is left. With a
+# running sandbox (an upgrade while pods run) it returns at once.
+settle_removals() {
+  i=0
+  while [ $i -lt 15 ]; do
+    all=$(cri pods -q 2>/dev/null) || return 0
+    [ -n "$all" ] || return 0
+    ready=$(cri pods -q --state ready 2>/dev/null) || return 0
+    [ -z "$ready" ] || return 0
+    sleep 1
+    i=$((i + 1))
+  done
+}
+
+# reap_shims: once no sandbox is left, a process still in SHIM_CGROUP is a shim that had not yet
+# exited when containerd stopped: end it (TERM, then KILL after 5 s).
+reap_shims() {
+  for sig in TERM KILL; do
+    left=""
+    for mp in $(cgroup_mounts); do
+      f="$mp$SHIM_CGROUP/cgroup.procs"
+      [ -f "$f" ] && left="$left $(cat "$f")"
+    done
+    [ -n "$(echo $left)" ] || return 0
+    log "ending leftover shim processes:$left (SIG$sig)"
+    for pid in $left; do kill "-$sig" "$pid" 2>/dev/null || true; done
+    i=0
+    while [ $i -lt 5 ]; do
+      alive=""
+      for pid in $left; do kill -0 "$pid" 2>/dev/null && alive="$alive $pid"; done
+      [ -n "$alive" ] || return 0
+      sleep 1
+      i=$((i + 1))
+    done
+  done
+}
+
 cleanup() {
   log "no sandbox left: removing node $VKCRI_NODE's mounts, cgroups and bridge"
   stop_containerd
+  reap_shims
   unmount_under "$ROOT_DIR"
   remove_cgroup "$CGROUP_ROOT"
   remove_cgroup "$SHIM_CGROUP"
@@ -218,9 +258,14 @@ log "containerd answers on $SOCK (subnet $SUBNET on $BRIDGE)"
 vk-cri "$@" &
 vk=$!
 term=0
-trap 'term=1; kill -TERM "$vk" 2>/dev/null || true' TERM INT
+trap 'term=1' TERM INT
 # Supervise both: the container ends (and is restarted) when either stops.
 while kill -0 "$vk" 2>/dev/null; do
+  if [ "$term" = 1 ]; then
+    settle_removals
+    kill -TERM "$vk" 2>/dev/null || true
+    break
+  fi
   if ! kill -0 "$ctrd" 2>/dev/null; then
     log "containerd exited: stopping vk-cri"
     kill -TERM "$vk" 2>/dev/null || true
