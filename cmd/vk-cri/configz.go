@@ -66,7 +66,7 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 		EvictionHard:                   evictionHardSettings(o.EvictionHard),
 		PodLogsDir:                     o.PodLogDir,
 		CgroupRoot:                     o.CgroupRoot,
-		CgroupDriver:                   "cgroupfs",
+		CgroupDriver:                   o.CgroupDriver,
 		CgroupsPerQOS:                  enabled(o.CgroupsPerQOS),
 		PodPidsLimit:                   &o.PodMaxPIDs,
 		ResolverConfig:                 &resolvConf,
