@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestNodeRegistersReadyWithHostFacts(t *testing.T) {
 	if internalIP != s.env["NODE_IP"] {
 		t.Errorf("InternalIP %q, want %q", internalIP, s.env["NODE_IP"])
 	}
-	if n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10260 {
+	if fmt.Sprint(n.Status.DaemonEndpoints.KubeletEndpoint.Port) != nodePort {
 		t.Errorf("kubelet endpoint port %d", n.Status.DaemonEndpoints.KubeletEndpoint.Port)
 	}
 }
