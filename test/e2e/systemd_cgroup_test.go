@@ -141,6 +141,30 @@ func TestSystemdPodSlicesCarryTheKubeletV2Values(t *testing.T) {
 		t.Errorf("pod status resources = %+v, want requests cpu 400m, limits cpu 500m memory 96Mi", p.Status.Resources)
 	}
 
+	// The summary reads the pod's slice: its memory, and the v2 pressure files (PSI) the kubelet
+	// reports since KubeletPSI.
+	sum, err := getSummary(ctxFor(t, 30*time.Second))
+	if err != nil {
+		t.Fatalf("stats summary: %v", err)
+	}
+	found := false
+	for _, ps := range sum.Pods {
+		if ps.PodRef.UID != string(created.UID) {
+			continue
+		}
+		found = true
+		if ps.Memory == nil || ps.Memory.WorkingSetBytes == nil || *ps.Memory.WorkingSetBytes == 0 || ps.Memory.AvailableBytes == nil ||
+			*ps.Memory.AvailableBytes > 96<<20 {
+			t.Errorf("pod memory stats from the slice: %+v", ps.Memory)
+		}
+		if ps.CPU == nil || ps.CPU.PSI == nil || ps.Memory == nil || ps.Memory.PSI == nil {
+			t.Errorf("pod stats lack PSI: cpu %+v memory %+v", ps.CPU, ps.Memory)
+		}
+	}
+	if !found {
+		t.Errorf("the summary has no stats for pod %s", created.UID)
+	}
+
 	deletePodAndWait(t, ns, "limits")
 	gone := func() bool {
 		return onNode(t, "test -d /sys/fs/cgroup"+slice+" && echo present || echo gone") == "gone"
