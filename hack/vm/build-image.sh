@@ -105,5 +105,9 @@ echo "$kver" >"$img.tmp/kernel-version"
 mkfs.ext4 -q -F -L vk-vm -d "$root" "$img.tmp/rootfs.ext4" 4G >&2
 rm -rf "$img" && mv "$img.tmp" "$img"
 rm -rf "$build"
+# Older builds go (a few hundred MB each); the debootstrap tarballs stay.
+for old in "$VM_CACHE"/debian12-*; do
+  [[ "$old" == "$img" ]] || rm -rf "$old"
+done
 log "VM image built in $((SECONDS - start))s: $img" >&2
 echo "$img"

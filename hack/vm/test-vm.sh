@@ -43,8 +43,9 @@ boot=$((SECONDS - tb))
 (cd "$REPO_DIR" && go test -c -o "$VM_STATE/cm.test" ./cm) 9>&-
 "$HACK_DIR/vm/vm.sh" ssh 'cat >/tmp/cm.test && chmod +x /tmp/cm.test && cd /tmp && VKCRI_TEST_SYSTEMD_CGROUPS=1 ./cm.test -test.run "^TestSystemdDriverOnThisHost$" -test.v' <"$VM_STATE/cm.test" 9>&-
 
-# The stack's settings with the guest's runtime as the tests' CRI endpoint.
-sed -e "s#^CRI_ENDPOINT=.*#CRI_ENDPOINT=unix://$VM_STATE/containerd.sock#" "$STACK_DIR/env" >"$VM_STATE/env"
+# The stack's settings with the guest's runtime as the tests' CRI endpoint and the address the
+# node reports (127.0.0.1, forwarded to the guest).
+sed -e "s#^CRI_ENDPOINT=.*#CRI_ENDPOINT=unix://$VM_STATE/containerd.sock#" -e "s#^NODE_IP=.*#NODE_IP=127.0.0.1#" "$STACK_DIR/env" >"$VM_STATE/env"
 
 tt=$SECONDS
 rc=0

@@ -48,7 +48,7 @@ case "${1:-}" in
     log "booting the VM (qemu TCG, $VM_CPUS vCPUs, $VM_MEM MiB; console $VM_STATE/console.log)"
     qemu-system-x86_64 -name vk-vm -accel tcg,thread=multi -cpu max -smp "$VM_CPUS" -m "$VM_MEM" \
       -kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
-      -append "console=ttyS0 root=/dev/vda rw net.ifnames=0 mitigations=off systemd.show_status=1" \
+      -append "console=ttyS0 root=/dev/vda rw net.ifnames=0 mitigations=off quiet loglevel=3 systemd.show_status=error" \
       -drive "file=$VM_STATE/overlay.qcow2,if=virtio,format=qcow2,cache=unsafe" \
       -drive "file=$VM_STATE/seed.ext4,if=virtio,format=raw,readonly=on" \
       -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$VM_SSH_PORT-:22,hostfwd=tcp:127.0.0.1:$VM_KUBELET_PORT-:$VM_KUBELET_PORT" \
