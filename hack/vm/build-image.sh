@@ -78,7 +78,9 @@ install -m 0755 "$RUNC_BIN_DIR/runc" "$root/usr/local/sbin/runc"
 cp -a "$HACK_DIR/vm/guest/." "$root/"
 echo "vk-vm" >"$root/etc/hostname"
 printf '127.0.0.1 localhost\n127.0.1.1 vk-vm\n%s kubernetes\n' "$VM_HOST_IP" >"$root/etc/hosts"
-echo "/dev/vda / ext4 rw,relatime 0 1" >"$root/etc/fstab"
+# No fstab entry for the root: the initramfs mounted it read-write, and an entry would make
+# systemd wait for udev's dev-vda.device (minutes under emulation on a loaded host).
+: >"$root/etc/fstab"
 echo "nameserver 10.0.2.3" >"$root/etc/resolv.conf"
 ssh-keygen -q -t ed25519 -N '' -f "$build/id_ed25519"
 install -d -m 0700 "$root/root/.ssh"
@@ -92,7 +94,8 @@ for unit in systemd-networkd.service vk-seed.service containerd.service; do
   [[ -f "$root/etc/systemd/system/$unit" ]] || ln -sf "/lib/systemd/system/$unit" "$wants/$unit"
 done
 # Nothing on the console but the kernel and systemd; no timers that write to the disk.
-for unit in apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer fstrim.timer; do
+for unit in apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer fstrim.timer \
+  serial-getty@ttyS0.service getty@tty1.service systemd-networkd-wait-online.service; do
   ln -sf /dev/null "$root/etc/systemd/system/$unit"
 done
 

@@ -94,7 +94,7 @@ CFG
   "plugins": [
     {
       "type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.89.0.0/16"}]], "routes": [{"dst": "0.0.0.0/0"}]}
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.90.0.0/16"}]], "routes": [{"dst": "0.0.0.0/0"}]}
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]

@@ -55,7 +55,7 @@ case "${1:-}" in
       -device virtio-net-pci,netdev=n0 \
       -display none -serial "file:$VM_STATE/console.log" -monitor none \
       -daemonize -pidfile "$pidfile"
-    wait_for "the guest's sshd" "${VM_BOOT_TIMEOUT:-300}" vm_ssh true ||
+    wait_for "the guest's sshd" "${VM_BOOT_TIMEOUT:-600}" vm_ssh true ||
       { tail -30 "$VM_STATE/console.log" >&2; exit 1; }
     log "guest sshd up $((SECONDS - t0))s after qemu started"
     wait_for "containerd in the guest" 120 vm_ssh 'systemctl is-active -q containerd && test -S /run/containerd/containerd.sock' ||
@@ -69,7 +69,7 @@ case "${1:-}" in
     running || { rm -f "$pidfile"; exit 0; }
     pid=$(cat "$pidfile")
     vm_ssh 'systemctl poweroff' >/dev/null 2>&1 || true
-    wait_for "the VM to power off" 60 bash -c "! kill -0 $pid 2>/dev/null" || { kill "$pid" 2>/dev/null || true; sleep 1; kill -9 "$pid" 2>/dev/null || true; }
+    wait_for "the VM to power off" 90 bash -c "! kill -0 $pid 2>/dev/null" || { kill "$pid" 2>/dev/null || true; sleep 1; kill -9 "$pid" 2>/dev/null || true; }
     rm -f "$pidfile" "$VM_STATE/overlay.qcow2"
     log "VM stopped"
     ;;
