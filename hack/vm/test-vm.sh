@@ -29,6 +29,7 @@ stop_all() {
   log "make test-vm: $1 after $((SECONDS - t0))s (boot ${boot:-?}s, image ${image_s:-?}s, tests ${tests_s:-?}s), exit code $rc"
 }
 trap 'stop_all finished' EXIT
+trap 'exit 143' TERM INT
 
 ti=$SECONDS
 "$HACK_DIR/vm/build-image.sh" >/dev/null 9>&-

@@ -59,9 +59,12 @@ echo "oom: $(cat /proc/self/oom_score_adj)"`
 		"oom":    fmt.Sprint(wantOOM),
 	}
 	if v2 {
-		// 204 shares as the kubelet's (and runc's) weight: 1 + (204-2)*9999/262142.
+		// 204 shares as the runtime writes them to the container's cpu.weight: runc 1.3 and
+		// later (the stack's 1.5.3) convert on a log scale, ceil(10^((l²+125l)/612 - 7/34)) with
+		// l = log2(shares), which gives 29 (the kubelet's own linear conversion, for the pod
+		// cgroup, would give 8).
 		delete(want, "shares")
-		want["weight"] = "8"
+		want["weight"] = "29"
 	}
 	for field, want := range want {
 		if got := fieldOf(out, field); got != want {

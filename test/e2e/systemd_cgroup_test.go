@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,31 +14,15 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// nodeCgroupDriver is the driver the e2e node runs with, as its /configz reports it.
-func nodeCgroupDriver(t *testing.T) string {
-	t.Helper()
-	b, err := nodeProxyGet(ctxFor(t, 30*time.Second), "configz")
-	if err != nil {
-		t.Fatalf("GET /configz: %v", err)
-	}
-	var configz struct {
-		KubeletConfig struct {
-			CgroupDriver string `json:"cgroupDriver"`
-			CgroupRoot   string `json:"cgroupRoot"`
-		} `json:"kubeletconfig"`
-	}
-	if err := json.Unmarshal(b, &configz); err != nil {
-		t.Fatalf("/configz: %v: %s", err, b)
-	}
-	return configz.KubeletConfig.CgroupDriver
-}
-
-// requireSystemdV2Node skips unless the e2e node runs with the systemd cgroup driver on cgroup
-// v2 and its files can be read (VKCRI_E2E_NODE_EXEC, or a local node): the VM lane, make test-vm.
+// requireSystemdV2Node skips unless the e2e node's runtime reports the systemd cgroup driver
+// (CRI RuntimeConfig, which vk-cri follows) on a cgroup v2 machine whose files can be read
+// (VKCRI_E2E_NODE_EXEC, or a local node): the VM lane, make test-vm. (The node's /configz is not
+// asked: the API server does not proxy to a node at 127.0.0.1, the VM lane's forwarded address.)
 func requireSystemdV2Node(t *testing.T) {
 	t.Helper()
-	if d := nodeCgroupDriver(t); d != "systemd" {
-		t.Skipf("the node's cgroup driver is %q, not systemd (make test-vm runs this)", d)
+	rc, err := s.runtime.Runtime.RuntimeConfig(ctxFor(t, 30*time.Second))
+	if err != nil || rc.GetLinux().GetCgroupDriver() != runtimeapi.CgroupDriver_SYSTEMD {
+		t.Skipf("the node's runtime does not report the systemd cgroup driver (%v, %v); make test-vm runs this", rc, err)
 	}
 	if fs := onNode(t, "stat -fc %T /sys/fs/cgroup"); fs != "cgroup2fs" {
 		t.Skipf("the node's /sys/fs/cgroup is %s, not cgroup v2", fs)
