@@ -14,6 +14,7 @@ import (
 	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/fs2"
 	"github.com/opencontainers/cgroups/fscommon"
+	"github.com/opencontainers/cgroups/manager"
 )
 
 // Cgroups is what Manager needs of the host's cgroups: the narrow interface between the
@@ -35,12 +36,16 @@ type Cgroups interface {
 	Children(name CgroupName) ([]string, error)
 }
 
-// FS writes cgroups with the cgroupfs driver through github.com/opencontainers/cgroups, the way
-// the kubelet's cgroup manager does (cgroup_manager_linux.go): its fs (v1) or fs2 (v2) manager
-// with devices and freezing skipped.
+// FS writes cgroups through github.com/opencontainers/cgroups, the way the kubelet's cgroup
+// manager does (cgroup_manager_linux.go): with the cgroupfs driver its fs (v1) or fs2 (v2)
+// manager, with the systemd driver its systemd manager (a slice unit per cgroup, made and
+// set over D-Bus), in both cases with devices and freezing skipped.
 type FS struct {
 	// V2 selects the unified hierarchy's files (memory.max, cpu.max, cpu.weight, pids.max).
 	V2 bool
+	// Systemd selects the systemd driver: each cgroup is the slice its name expands to
+	// (CgroupName.ToSystemd), created by systemd.
+	Systemd bool
 	// Mounts maps a v1 subsystem to its mount point, or "" to the v2 mount point. Nil: the
 	// host's, found by the library.
 	Mounts map[string]string
@@ -49,9 +54,10 @@ type FS struct {
 	HugePageSizes []string
 }
 
-// HostFS is the host's cgroups: v1 or v2 as mounted, hugetlb where available.
-func HostFS() *FS {
-	f := &FS{V2: cgroups.IsCgroup2UnifiedMode()}
+// HostFS is the host's cgroups with the given driver: v1 or v2 as mounted, hugetlb where
+// available.
+func HostFS(driver Driver) *FS {
+	f := &FS{V2: cgroups.IsCgroup2UnifiedMode(), Systemd: driver == DriverSystemd}
 	if f.hugetlbAvailable() {
 		f.HugePageSizes = cgroups.HugePageSizes()
 	}
@@ -81,7 +87,27 @@ func (f *FS) PageSizesBytes() []int64 {
 // v1Required are the v1 controllers whose cgroup must exist (the kubelet's Validate allow-list).
 var v1Required = []string{"cpu", "cpuacct", "cpuset", "memory", "pids", "hugetlb"}
 
+// driver is the FS's driver.
+func (f *FS) driver() Driver {
+	if f.Systemd {
+		return DriverSystemd
+	}
+	return DriverCgroupfs
+}
+
+// display is the cgroup as errors name it: its path under the cgroup mount with the FS's driver.
+func (f *FS) display(name CgroupName) string {
+	p, err := f.driver().Parent(name)
+	if err != nil {
+		return name.ToCgroupfs()
+	}
+	return p
+}
+
 func (f *FS) manager(name CgroupName, rc *ResourceConfig) (cgroups.Manager, error) {
+	if f.Systemd {
+		return f.systemdManager(name, rc)
+	}
 	cg := &cgroups.Cgroup{Path: name.ToCgroupfs(), Resources: f.resources(rc)}
 	if f.V2 {
 		dir := ""
@@ -98,6 +124,36 @@ func (f *FS) manager(name CgroupName, rc *ResourceConfig) (cgroups.Manager, erro
 		}
 	}
 	return fs.NewManager(cg, paths)
+}
+
+// systemdManager is the library's systemd manager for the slice of name, given its Name and
+// Parent as the kubelet's libctCgroupConfig splits the expanded slice path (the root's children
+// have the parent "-.slice").
+func (f *FS) systemdManager(name CgroupName, rc *ResourceConfig) (cgroups.Manager, error) {
+	parent, unit, err := systemdUnit(name)
+	if err != nil {
+		return nil, err
+	}
+	cg := &cgroups.Cgroup{Systemd: true, Parent: parent, Name: unit, Resources: f.resources(rc)}
+	return manager.New(cg)
+}
+
+// systemdUnit is the slice unit of a cgroup and its parent slice, as the library's systemd
+// manager wants them (Parent, Name): kubepods-burstable-pod1.slice in kubepods-burstable.slice;
+// kubepods.slice in "-.slice", the root slice.
+func systemdUnit(name CgroupName) (parent, unit string, err error) {
+	expanded, err := name.ToSystemd()
+	if err != nil {
+		return "", "", err
+	}
+	if expanded == "/" {
+		return "", "", fmt.Errorf("the root cgroup is no slice of its own")
+	}
+	dir, base := path.Split(expanded)
+	if dir == "/" {
+		return "-.slice", base, nil
+	}
+	return path.Base(dir), base, nil
 }
 
 // resources converts the kubelet's settings into the library's (cgroup_manager_linux.go
@@ -173,10 +229,10 @@ func (f *FS) Create(name CgroupName, rc *ResourceConfig) error {
 		return err
 	}
 	if err := m.Apply(-1); err != nil {
-		return fmt.Errorf("creating cgroup %s: %w", name.ToCgroupfs(), err)
+		return fmt.Errorf("creating cgroup %s: %w", f.display(name), err)
 	}
 	if err := m.Set(f.resources(rc)); err != nil {
-		return fmt.Errorf("setting cgroup %s: %w", name.ToCgroupfs(), err)
+		return fmt.Errorf("setting cgroup %s: %w", f.display(name), err)
 	}
 	return nil
 }
@@ -188,7 +244,7 @@ func (f *FS) Update(name CgroupName, rc *ResourceConfig) error {
 		return err
 	}
 	if err := m.Set(f.resources(rc)); err != nil {
-		return fmt.Errorf("setting cgroup %s: %w", name.ToCgroupfs(), err)
+		return fmt.Errorf("setting cgroup %s: %w", f.display(name), err)
 	}
 	return nil
 }
@@ -300,7 +356,7 @@ func (f *FS) Destroy(name CgroupName) error {
 		killErr = nil
 		for _, pid := range pids {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-				killErr = fmt.Errorf("killing process %d of cgroup %s: %w", pid, name.ToCgroupfs(), err)
+				killErr = fmt.Errorf("killing process %d of cgroup %s: %w", pid, f.display(name), err)
 			}
 		}
 	}
@@ -308,7 +364,7 @@ func (f *FS) Destroy(name CgroupName) error {
 		return killErr
 	}
 	if err := m.Destroy(); err != nil {
-		return fmt.Errorf("removing cgroup %s: %w", name.ToCgroupfs(), err)
+		return fmt.Errorf("removing cgroup %s: %w", f.display(name), err)
 	}
 	return nil
 }
@@ -355,11 +411,32 @@ func (f *FS) Children(name CgroupName) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() {
+		if !e.IsDir() {
+			continue
+		}
+		if !f.Systemd {
 			out = append(out, path.Base(e.Name()))
+			continue
+		}
+		// A child slice's directory is the whole name; its last component is what the
+		// kubelet's ParseSystemdToCgroupName gives back. Scopes (the containers') are no
+		// child cgroups of this hierarchy.
+		if c, ok := lastSystemdComponent(e.Name()); ok {
+			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+// lastSystemdComponent is the last component of a slice directory's name, unescaped
+// (kubepods-burstable-pod1_2.slice: pod1-2), as the kubelet's ParseSystemdToCgroupName reads it.
+func lastSystemdComponent(dir string) (string, bool) {
+	base, ok := strings.CutSuffix(dir, sliceSuffix)
+	if !ok || base == "" {
+		return "", false
+	}
+	parts := strings.Split(base, "-")
+	return strings.ReplaceAll(parts[len(parts)-1], "_", "-"), true
 }
 
 // pageSizeBytes parses the library's huge page size names ("2MB", "1GB", binary units).

@@ -34,6 +34,9 @@ type Config struct {
 	NodeIPs    []string
 	PodLogRoot string
 	CgroupRoot string
+	// CgroupDriver is the runtime's cgroup driver, which the sandboxes' cgroup parents are
+	// named for (cgroupfs when empty).
+	CgroupDriver cm.Driver
 	// ResolvConf is the file whose nameservers, search domains and options pods get.
 	ResolvConf string
 	// ClusterDNS are the cluster DNS service's IPs that ClusterFirst pods resolve through; none

@@ -35,6 +35,7 @@ func (p *Provider) sandboxConfigFor(pod *v1.Pod, attempt uint32, creating bool) 
 		NodeName:      p.cfg.NodeName,
 		PodLogRoot:    p.cfg.PodLogRoot,
 		CgroupRoot:    p.cfg.CgroupRoot,
+		CgroupDriver:  p.cfg.CgroupDriver,
 		ClusterDomain: p.cfg.ClusterDomain,
 		DNS:           dns,
 		Userns:        userns,

@@ -11,6 +11,10 @@ import (
 	"github.com/google/cadvisor/lib/container/common"
 	"github.com/google/cadvisor/lib/container/libcontainer"
 	cadvisorapi "github.com/google/cadvisor/lib/model"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-cri/vk-cri/cm"
 )
 
 // cgroupReader reads one cgroup's stats at the moment it is asked, with cAdvisor's handler.
@@ -69,14 +73,40 @@ func (c *cadvisorCgroups) Read(name string, network bool) (*cadvisorapi.Containe
 	return st, nil
 }
 
-// podCgroupCandidates are where the pod's cgroup may be, by QoS class, as vk-cri creates them
-// (<root>/kubepods[/<qos>]/pod<uid>, the kubelet's cgroupfs layout).
-func podCgroupCandidates(cgroupRoot, uid string) []string {
-	base := path.Join("/", cgroupRoot, "kubepods")
+// podsCgroupPath is kubepods' path under the cgroup mount with the driver
+// (<root>/kubepods, or /kubepods.slice with systemd).
+func podsCgroupPath(cgroupRoot string, driver cm.Driver) string {
+	p, err := driver.Parent(cm.Layout{Root: cm.ParseCgroupfs(cgroupRoot)}.Kubepods())
+	if err != nil {
+		return path.Join("/", cgroupRoot, "kubepods")
+	}
+	return p
+}
+
+// podCgroupCandidates are where the pod's cgroup may be, by QoS class, as vk-cri creates them:
+// <root>/kubepods[/<qos>]/pod<uid> with cgroupfs, the kubepods[-<qos>]-pod<uid>.slice slices
+// with systemd (cm's names, the kubelet's).
+func podCgroupCandidates(cgroupRoot string, driver cm.Driver, uid string) []string {
+	l := cm.Layout{Root: cm.ParseCgroupfs(cgroupRoot)}
+	var out []string
+	for _, class := range []v1.PodQOSClass{v1.PodQOSBestEffort, v1.PodQOSBurstable, v1.PodQOSGuaranteed} {
+		if p, err := driver.Parent(l.Pod(class, types.UID(uid))); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// containerCgroupCandidates are where a container's cgroup may be in its pod's: the container's
+// id with cgroupfs; with systemd the scope the runtime asks runc for (containerd:
+// cri-containerd-<id>.scope; CRI-O: crio-<id>.scope).
+func containerCgroupCandidates(podCgroup string, driver cm.Driver, id string) []string {
+	if driver != cm.DriverSystemd {
+		return []string{path.Join(podCgroup, id)}
+	}
 	return []string{
-		path.Join(base, "besteffort", "pod"+uid),
-		path.Join(base, "burstable", "pod"+uid),
-		path.Join(base, "pod"+uid),
+		path.Join(podCgroup, "cri-containerd-"+id+".scope"),
+		path.Join(podCgroup, "crio-"+id+".scope"),
 	}
 }
 

@@ -3,7 +3,6 @@ package stats
 import (
 	"context"
 	"fmt"
-	"path"
 	"path/filepath"
 	"sync"
 	"time"
@@ -14,6 +13,8 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/vk-cri/vk-cri/cm"
 )
 
 // Config tells the collector what belongs to its node.
@@ -23,8 +24,10 @@ type Config struct {
 	// shared with other agents.
 	OwnerLabel string
 	CgroupRoot string
-	RootDir    string
-	PodLogRoot string
+	// CgroupDriver is how the pods' cgroups are named (cgroupfs paths or systemd slices).
+	CgroupDriver cm.Driver
+	RootDir      string
+	PodLogRoot   string
 	// Pods lists the pods the node runs (for their volumes).
 	Pods func() []*v1.Pod
 	// CallTimeout bounds each CRI call.
@@ -110,7 +113,7 @@ func (c *Collector) snapshot(ctx context.Context) (*snapshot, error) {
 	s.ImageFsUsage, s.ImageFs = c.imageFs(ctx, now)
 	s.Rlimit = c.host.rlimit(now)
 	seen := map[string]bool{}
-	podsCgroup := path.Join("/", c.cfg.CgroupRoot, "kubepods")
+	podsCgroup := podsCgroupPath(c.cfg.CgroupRoot, c.cfg.CgroupDriver)
 	s.PodsCgroup = c.readCgroup(podsCgroup, false, seen)
 
 	sandboxes, containers, stats, err := c.runtimeState(ctx)
@@ -133,7 +136,7 @@ func (c *Collector) snapshot(ctx context.Context) (*snapshot, error) {
 		for _, ct := range byPod[sb.Id] {
 			cs := containerSnapshot{Container: ct, Stats: stats[ct.Id]}
 			if podCgroup != "" {
-				cs.Cgroup = c.readCgroup(path.Join(podCgroup, ct.Id), false, seen)
+				cs.Cgroup = c.readCgroup(c.containerCgroup(podCgroup, ct.Id), false, seen)
 			}
 			if u, err := c.host.diskUsage(filepath.Join(logDir, ct.GetMetadata().GetName())); err == nil {
 				cs.Logs = &u
@@ -166,12 +169,24 @@ func (c *Collector) readCgroup(name string, network bool, seen map[string]bool) 
 }
 
 func (c *Collector) findPodCgroup(uid string) string {
-	for _, cand := range podCgroupCandidates(c.cfg.CgroupRoot, uid) {
+	for _, cand := range podCgroupCandidates(c.cfg.CgroupRoot, c.cfg.CgroupDriver, uid) {
 		if c.cgroups.Exists(cand) {
 			return cand
 		}
 	}
 	return ""
+}
+
+// containerCgroup is the container's cgroup in its pod's: the first candidate that exists, or
+// the first (read as gone) when none does.
+func (c *Collector) containerCgroup(podCgroup, id string) string {
+	cands := containerCgroupCandidates(podCgroup, c.cfg.CgroupDriver, id)
+	for _, cand := range cands {
+		if c.cgroups.Exists(cand) {
+			return cand
+		}
+	}
+	return cands[0]
 }
 
 // runtimeState lists this node's ready sandboxes, their running containers and the runtime's

@@ -84,6 +84,7 @@ func cpuAndMemory(c *cgroupSample) (*statsapi.CPUStats, *statsapi.MemoryStats) {
 	cpu := &statsapi.CPUStats{Time: t, UsageCoreNanoSeconds: ptr.To[uint64](0), UsageNanoCores: ptr.To(ptr.Deref(c.UsageNanoCores, 0))}
 	if st.Cpu != nil {
 		cpu.UsageCoreNanoSeconds = ptr.To(st.Cpu.Usage.Total)
+		cpu.PSI = psiStats(&st.Cpu.PSI)
 	}
 	if st.Memory == nil {
 		return cpu, &statsapi.MemoryStats{Time: t, WorkingSetBytes: ptr.To[uint64](0)}
@@ -96,6 +97,7 @@ func cpuAndMemory(c *cgroupSample) (*statsapi.CPUStats, *statsapi.MemoryStats) {
 		PageFaults:      ptr.To(st.Memory.ContainerData.Pgfault),
 		MajorPageFaults: ptr.To(st.Memory.ContainerData.Pgmajfault),
 	}
+	mem.PSI = psiStats(&st.Memory.PSI)
 	if c.MemoryLimit > 0 && c.MemoryLimit <= unlimitedMemory {
 		avail := uint64(0)
 		if c.MemoryLimit > st.Memory.WorkingSet {
@@ -104,6 +106,17 @@ func cpuAndMemory(c *cgroupSample) (*statsapi.CPUStats, *statsapi.MemoryStats) {
 		mem.AvailableBytes = &avail
 	}
 	return cpu, mem
+}
+
+// psiStats is a cgroup's pressure stall information as the kubelet v1.37 reports it (KubeletPSI,
+// GA and locked on: pkg/kubelet/stats/helper.go cadvisorPSIToStatsPSI): the cpu.pressure and
+// memory.pressure files of cgroup v2 as cAdvisor read them, zeros where the kernel has none
+// (cgroup v1), as the kubelet gives them there too.
+func psiStats(p *cadvisorapi.PSIStats) *statsapi.PSIStats {
+	data := func(d cadvisorapi.PSIData) statsapi.PSIData {
+		return statsapi.PSIData{Total: d.Total, Avg10: d.Avg10, Avg60: d.Avg60, Avg300: d.Avg300}
+	}
+	return &statsapi.PSIStats{Full: data(p.Full), Some: data(p.Some)}
 }
 
 func swapStats(st *cadvisorapi.ContainerStats) *statsapi.SwapStats {

@@ -75,7 +75,7 @@ func kubeletConfiguration(o *options) kubeletconfig.KubeletConfiguration {
 		ImageMaximumGCAge:              metav1.Duration{Duration: o.ImageMaximumGCAge},
 		PodLogsDir:                     o.PodLogDir,
 		CgroupRoot:                     o.CgroupRoot,
-		CgroupDriver:                   "cgroupfs",
+		CgroupDriver:                   o.CgroupDriver,
 		CgroupsPerQOS:                  enabled(o.CgroupsPerQOS),
 		PodPidsLimit:                   &o.PodMaxPIDs,
 		ResolverConfig:                 &resolvConf,

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/logrotate"
 	"github.com/vk-cri/vk-cri/provider"
 	"github.com/vk-cri/vk-cri/streaming"
@@ -58,6 +59,7 @@ type options struct {
 	ForbidHostPath              bool
 	PodLogDir                   string
 	CgroupRoot                  string
+	CgroupDriver                string
 	CgroupsPerQOS               bool
 	PodMaxPIDs                  int64
 	ResolvConf                  string
@@ -116,6 +118,7 @@ func defaultOptions() *options {
 		RootDir:                     "/var/lib/vk-cri",
 		PodLogDir:                   "/var/log/pods",
 		CgroupRoot:                  "/vk-cri",
+		CgroupDriver:                cri.CgroupDriverCgroupfs,
 		CgroupsPerQOS:               true,
 		PodMaxPIDs:                  -1,
 		ResolvConf:                  "/etc/resolv.conf",
@@ -168,6 +171,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ForbidHostPath, "forbid-host-path", o.ForbidHostPath, "refuse hostPath volumes and claims bound to hostPath or local persistent volumes: such pods wait with FailedMount events")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of container logs, in the kubelet's <namespace>_<pod>_<uid>/<container>/<n>.log layout")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which pods' cgroups (<root>/kubepods/[burstable|besteffort/]pod<uid>) are created; vk-cri's own by default, apart from a kubelet's /kubepods")
+	fs.StringVar(&o.CgroupDriver, "cgroup-driver", o.CgroupDriver, "cgroup driver of the runtime (cgroupfs or systemd) for runtimes without the CRI RuntimeConfig call (containerd 1.6); a runtime that reports its driver overrides it, as with the kubelet")
 	fs.BoolVar(&o.CgroupsPerQOS, "cgroups-per-qos", o.CgroupsPerQOS, "create kubepods, its QoS cgroups and each pod's cgroup with the kubelet's limits (the pod's memory limit, CFS quota, cpu shares, pids limit) before the pod's sandbox; off: the runtime creates them without limits")
 	fs.Int64Var(&o.PodMaxPIDs, "pod-max-pids", o.PodMaxPIDs, "maximum number of processes in a pod (its cgroup's pids.max); -1: no limit")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "resolver configuration given to pods")
@@ -270,6 +274,9 @@ func (o *options) validate() error {
 	}
 	if o.RotateCertificates && o.BootstrapKubeconfig == "" {
 		return fmt.Errorf("--rotate-certificates needs --bootstrap-kubeconfig")
+	}
+	if o.CgroupDriver != cri.CgroupDriverCgroupfs && o.CgroupDriver != cri.CgroupDriverSystemd {
+		return fmt.Errorf("--cgroup-driver %q: want cgroupfs or systemd", o.CgroupDriver)
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		return fmt.Errorf("--tls-cert-file and --tls-private-key-file go together")

@@ -17,7 +17,7 @@ import (
 // scheduler through allocatable only (pkg/kubelet/cm/node_container_manager_linux.go
 // enforceNodeAllocatableCgroups, getNodeAllocatableInternalAbsolute).
 func podCgroups(o *options, reserved provider.NodeReservation) (provider.PodCgroups, *cm.ResourceConfig, cm.PodOptions) {
-	fs := cm.HostFS()
+	fs := cm.HostFS(cm.Driver(o.CgroupDriver))
 	podOpts := cm.DefaultPodOptions()
 	podOpts.PodPidsLimit = o.PodMaxPIDs
 	mgr := cm.NewManager(fs, cm.Options{Root: o.CgroupRoot, Pod: podOpts, V2: fs.V2, PageSizes: fs.PageSizesBytes()})

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vk-cri/vk-cri/cm"
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/logrotate"
 	"github.com/vk-cri/vk-cri/metrics"
@@ -138,11 +139,13 @@ func run(ctx context.Context, o *options) error {
 	}
 	entry.WithFields(logrus.Fields{"endpoint": o.CRIEndpoint, "runtime": rt.RuntimeVersionString()}).Info("connected to the CRI runtime")
 	cctx, cancelCheck := context.WithTimeout(ctx, o.RuntimeRequestTimeout)
-	err = cri.CheckCgroupDriver(cctx, rt.Runtime)
+	driver, fromRuntime, err := cri.CgroupDriver(cctx, rt.Runtime, o.CgroupDriver)
 	cancelCheck()
 	if err != nil {
 		return fmt.Errorf("CRI endpoint %s: %w", o.CRIEndpoint, err)
 	}
+	o.CgroupDriver = driver
+	entry.WithFields(logrus.Fields{"cgroupDriver": driver, "fromRuntime": fromRuntime}).Info("cgroup driver")
 	promMetrics := metrics.New(o.NodeName)
 	rt.Instrument(promMetrics)
 
@@ -197,9 +200,11 @@ func run(ctx context.Context, o *options) error {
 		NodeIPs:    []string{o.NodeIP},
 		PodLogRoot: o.PodLogDir,
 		CgroupRoot: o.CgroupRoot,
-		ResolvConf: o.ResolvConf,
-		Pods:       client.CoreV1(),
-		Metrics:    promMetrics,
+		// The driver as the runtime reported it (above), or --cgroup-driver.
+		CgroupDriver: cm.Driver(o.CgroupDriver),
+		ResolvConf:   o.ResolvConf,
+		Pods:         client.CoreV1(),
+		Metrics:      promMetrics,
 
 		ClusterDNS:            o.ClusterDNS,
 		ClusterDomain:         o.ClusterDomain,

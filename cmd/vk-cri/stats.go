@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/vk-cri/vk-cri/cm"
 	"github.com/vk-cri/vk-cri/cri"
 	"github.com/vk-cri/vk-cri/eviction"
 	"github.com/vk-cri/vk-cri/provider"
@@ -34,13 +35,15 @@ func startStats(o *options, rt *cri.Client, pods func() []*v1.Pod, evictor evict
 		return nil, fmt.Errorf("starting cAdvisor: %w", err)
 	}
 	collector, err := stats.NewCollector(stats.Config{
-		NodeName:    o.NodeName,
-		OwnerLabel:  cri.OwnerLabel,
-		CgroupRoot:  o.CgroupRoot,
-		RootDir:     o.RootDir,
-		PodLogRoot:  o.PodLogDir,
-		Pods:        pods,
-		CallTimeout: o.RuntimeRequestTimeout,
+		NodeName:   o.NodeName,
+		OwnerLabel: cri.OwnerLabel,
+		CgroupRoot: o.CgroupRoot,
+		// The driver as the runtime reported it: where the pods' cgroups are.
+		CgroupDriver: cm.Driver(o.CgroupDriver),
+		RootDir:      o.RootDir,
+		PodLogRoot:   o.PodLogDir,
+		Pods:         pods,
+		CallTimeout:  o.RuntimeRequestTimeout,
 	}, machine, rt.Runtime, rt.Images, log.WithField("component", "stats"))
 	if err != nil {
 		return nil, err

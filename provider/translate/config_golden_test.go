@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vk-cri/vk-cri/cm"
 	"github.com/vk-cri/vk-cri/internal/golden"
 )
 
@@ -28,6 +29,7 @@ type sandboxGoldenCase struct {
 	NodeName      string   `json:"nodeName"`
 	PodLogRoot    string   `json:"podLogRoot"`
 	CgroupRoot    string   `json:"cgroupRoot"`
+	CgroupDriver  string   `json:"cgroupDriver"`
 	ClusterDNS    []string `json:"clusterDNS"`
 	ClusterDomain string   `json:"clusterDomain"`
 	Pod           v1.Pod   `json:"pod"`
@@ -156,7 +158,7 @@ func TestSandboxConfigGolden(t *testing.T) {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			var tc sandboxGoldenCase
 			readYAML(t, in, &tc)
-			env := SandboxEnv{NodeName: tc.NodeName, PodLogRoot: tc.PodLogRoot, CgroupRoot: tc.CgroupRoot, ClusterDomain: tc.ClusterDomain}
+			env := SandboxEnv{NodeName: tc.NodeName, PodLogRoot: tc.PodLogRoot, CgroupRoot: tc.CgroupRoot, CgroupDriver: cm.Driver(tc.CgroupDriver), ClusterDomain: tc.ClusterDomain}
 			if env.NodeName == "" {
 				env.NodeName = "vk-node-1"
 			}
@@ -320,25 +322,36 @@ func knownBugIf(t *testing.T, differs bool, bug, diff string) {
 	knownBug(t, bug, diff)
 }
 
+// The parents the kubelet gives the runtime (GetPodCgroupParent): cgroupfs paths, or with the
+// systemd driver the expanded slice path of its ToSystemd doc example
+// (/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid, '-' as '_'>.slice).
 func TestPodCgroupParent(t *testing.T) {
 	cases := []struct {
-		root string
-		qos  v1.PodQOSClass
-		want string
+		root   string
+		driver cm.Driver
+		qos    v1.PodQOSClass
+		want   string
 	}{
-		{"/", v1.PodQOSGuaranteed, "/kubepods/poduid-1"},
-		{"/", v1.PodQOSBurstable, "/kubepods/burstable/poduid-1"},
-		{"/", v1.PodQOSBestEffort, "/kubepods/besteffort/poduid-1"},
-		{"/", "", "/kubepods/besteffort/poduid-1"},
-		{"/vk-cri", v1.PodQOSBurstable, "/vk-cri/kubepods/burstable/poduid-1"},
-		{"/vk-cri/", v1.PodQOSGuaranteed, "/vk-cri/kubepods/poduid-1"},
+		{"/", "", v1.PodQOSGuaranteed, "/kubepods/poduid-1"},
+		{"/", cm.DriverCgroupfs, v1.PodQOSBurstable, "/kubepods/burstable/poduid-1"},
+		{"/", "", v1.PodQOSBestEffort, "/kubepods/besteffort/poduid-1"},
+		{"/", "", "", "/kubepods/besteffort/poduid-1"},
+		{"/vk-cri", "", v1.PodQOSBurstable, "/vk-cri/kubepods/burstable/poduid-1"},
+		{"/vk-cri/", "", v1.PodQOSGuaranteed, "/vk-cri/kubepods/poduid-1"},
+		{"/", cm.DriverSystemd, v1.PodQOSGuaranteed, "/kubepods.slice/kubepods-poduid_1.slice"},
+		{"/", cm.DriverSystemd, v1.PodQOSBurstable, "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poduid_1.slice"},
+		{"/", cm.DriverSystemd, v1.PodQOSBestEffort, "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-poduid_1.slice"},
+		{"/vk-cri", cm.DriverSystemd, v1.PodQOSBurstable, "/vk_cri.slice/vk_cri-kubepods.slice/vk_cri-kubepods-burstable.slice/vk_cri-kubepods-burstable-poduid_1.slice"},
 	}
 	for _, tc := range cases {
 		pod := testPod()
 		pod.Status.QOSClass = tc.qos
-		if got := podCgroupParent(tc.root, pod); got != tc.want {
-			t.Errorf("podCgroupParent(%q, %q) = %q, want %q", tc.root, tc.qos, got, tc.want)
+		if got, err := podCgroupParent(tc.root, tc.driver, pod); err != nil || got != tc.want {
+			t.Errorf("podCgroupParent(%q, %q, %q) = %q (%v), want %q", tc.root, tc.driver, tc.qos, got, err, tc.want)
 		}
+	}
+	if _, err := podCgroupParent("/", "other", testPod()); err == nil {
+		t.Error("an unknown driver gives a parent")
 	}
 }
 

@@ -16,6 +16,8 @@ type SandboxEnv struct {
 	NodeName   string
 	PodLogRoot string // the kubelet's /var/log/pods
 	CgroupRoot string // parent of the per-QoS cgroups, "/" for the kubelet's layout
+	// CgroupDriver names the pod's cgroup for the runtime: a cgroupfs path or a systemd slice.
+	CgroupDriver cm.Driver
 	// ClusterDomain completes the FQDN of pods with a subdomain.
 	ClusterDomain string
 	DNS           *runtimeapi.DNSConfig
@@ -46,10 +48,13 @@ func podHostname(pod *v1.Pod, clusterDomain string) (string, error) {
 	return fqdn, nil
 }
 
-// podCgroupParent is the cgroupfs path of the pod's cgroup: <root>/kubepods[/<qos>]/pod<uid>.
+// podCgroupParent is the sandbox's cgroup parent, the pod's cgroup as the kubelet names it to
+// the runtime (GetPodCgroupParent: cgroupManager.Name of the pod's cgroup): with cgroupfs the
+// path <root>/kubepods[/<qos>]/pod<uid>, with systemd the expanded slice path
+// /kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid with '-' as '_'>.slice.
 // Guaranteed pods sit directly under kubepods, as with the kubelet.
-func podCgroupParent(root string, pod *v1.Pod) string {
-	return cm.Layout{Root: cm.ParseCgroupfs(root)}.Pod(PodQOS(pod), pod.UID).ToCgroupfs()
+func podCgroupParent(root string, driver cm.Driver, pod *v1.Pod) (string, error) {
+	return driver.Parent(cm.Layout{Root: cm.ParseCgroupfs(root)}.Pod(PodQOS(pod), pod.UID))
 }
 
 func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
@@ -141,6 +146,10 @@ func SandboxConfig(env SandboxEnv, pod *v1.Pod, attempt uint32) (*runtimeapi.Pod
 	if err != nil {
 		return nil, err
 	}
+	cgroupParent, err := podCgroupParent(env.CgroupRoot, env.CgroupDriver, pod)
+	if err != nil {
+		return nil, err
+	}
 	annotations := make(map[string]string, len(pod.Annotations))
 	for k, v := range pod.Annotations {
 		annotations[k] = v
@@ -159,7 +168,7 @@ func SandboxConfig(env SandboxEnv, pod *v1.Pod, attempt uint32) (*runtimeapi.Pod
 		Labels:       cri.SandboxLabels(pod, env.NodeName),
 		Annotations:  annotations,
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: podCgroupParent(env.CgroupRoot, pod),
+			CgroupParent: cgroupParent,
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: namespaceOptions(pod),
 				Privileged:       anyPrivileged(pod),

@@ -104,7 +104,7 @@ func node(cmd string) error { return nodeWithArgs(cmd, "") }
 
 // nodeWithArgs runs hack/node.sh for the e2e node with its usual flags and extra ones.
 func nodeWithArgs(cmd, extraArgs string) error {
-	c := exec.Command(filepath.Join(s.repo, "hack/node.sh"), cmd, nodeName, nodePort)
+	c := exec.Command(nodeScript(), cmd, nodeName, nodePort)
 	// A small log rotation size and a short monitor interval let the logs tests see rotations.
 	extra := strings.TrimSpace(os.Getenv("VKCRI_EXTRA_ARGS") + " --container-log-max-size=64Ki --container-log-max-files=3 --container-log-monitor-interval=3s " + extraArgs)
 	c.Env = append(os.Environ(), "TIMEOUT=90", "VKCRI_EXTRA_ARGS="+extra)
@@ -113,6 +113,31 @@ func nodeWithArgs(cmd, extraArgs string) error {
 		return fmt.Errorf("hack/node.sh %s: %w\n%s", cmd, err, out)
 	}
 	return nil
+}
+
+// nodeScript is the script that runs the e2e node: hack/node.sh on this machine, or another with
+// its commands (VKCRI_E2E_NODE_SH, relative to the repository: hack/vm/node.sh runs it in the VM
+// lane's guest).
+func nodeScript() string {
+	return filepath.Join(s.repo, envOr("VKCRI_E2E_NODE_SH", "hack/node.sh"))
+}
+
+// onNode runs a shell script on the e2e node's machine and returns its output: through
+// VKCRI_E2E_NODE_EXEC (a command relative to the repository that takes the script as its
+// arguments, such as "hack/vm/vm.sh ssh") when the node runs elsewhere, else locally.
+func onNode(t *testing.T, script string) string {
+	t.Helper()
+	var c *exec.Cmd
+	if prefix := strings.Fields(os.Getenv("VKCRI_E2E_NODE_EXEC")); len(prefix) > 0 {
+		c = exec.Command(filepath.Join(s.repo, prefix[0]), append(prefix[1:], script)...)
+	} else {
+		c = exec.Command("sh", "-c", script)
+	}
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("on the node: %s: %v\n%s", script, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // stopNode stops the test node's vk-cri: how is "stop" (SIGTERM, a clean shutdown) or "kill"

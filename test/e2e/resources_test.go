@@ -18,12 +18,23 @@ import (
 // carries the QoS class.
 func TestEnvCgroupLimitsFromResources(t *testing.T) {
 	ns := newNamespace(t)
-	script := `echo "mem: $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"
+	// cgroup v1's files, or v2's (memory.max, cpu.max "quota period", cpu.weight: shares
+	// converted; the container's own cgroup namespace hides its path).
+	script := `if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+echo "v2: yes"
+echo "mem: $(cat /sys/fs/cgroup/memory.max)"
+set -- $(cat /sys/fs/cgroup/cpu.max); q=$1; [ "$q" = max ] && q=-1
+echo "quota: $q"
+echo "period: $2"
+echo "weight: $(cat /sys/fs/cgroup/cpu.weight)"
+else
+echo "mem: $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"
 echo "quota: $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us)"
 echo "period: $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"
 echo "shares: $(cat /sys/fs/cgroup/cpu/cpu.shares)"
-echo "oom: $(cat /proc/self/oom_score_adj)"
-echo "cgroup: $(grep -E ':memory:' /proc/self/cgroup | cut -d: -f3)"`
+echo "cgroup: $(grep -E ':memory:' /proc/self/cgroup | cut -d: -f3)"
+fi
+echo "oom: $(cat /proc/self/oom_score_adj)"`
 	burst := busybox("main", script)
 	burst.Resources = v1.ResourceRequirements{
 		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("200m"), v1.ResourceMemory: resource.MustParse("100Mi")},
@@ -39,19 +50,29 @@ echo "cgroup: $(grep -E ':memory:' /proc/self/cgroup | cut -d: -f3)"`
 	out := podLogs(t, ns, "burstable", "main")
 	memCap := memoryCapacity(t)
 	wantOOM := 1000 - 1000*(100<<20)/memCap
-	for field, want := range map[string]string{
+	v2 := fieldOf(out, "v2") == "yes"
+	want := map[string]string{
 		"mem":    fmt.Sprint(128 << 20),
 		"quota":  "50000",
 		"period": "100000",
 		"shares": "204",
 		"oom":    fmt.Sprint(wantOOM),
-	} {
+	}
+	if v2 {
+		// 204 shares as the runtime writes them to the container's cpu.weight: runc 1.3 and
+		// later (the stack's 1.5.3) convert on a log scale, ceil(10^((l²+125l)/612 - 7/34)) with
+		// l = log2(shares), which gives 29 (the kubelet's own linear conversion, for the pod
+		// cgroup, would give 8).
+		delete(want, "shares")
+		want["weight"] = "29"
+	}
+	for field, want := range want {
 		if got := fieldOf(out, field); got != want {
 			t.Errorf("%s = %q, want %q\n%s", field, got, want, out)
 		}
 	}
 	wantCgroup := fmt.Sprintf("/vk-cri-%s/kubepods/burstable/pod%s/", nodeName, created.UID)
-	if got := fieldOf(out, "cgroup"); !strings.HasPrefix(got, wantCgroup) {
+	if got := fieldOf(out, "cgroup"); !v2 && !strings.HasPrefix(got, wantCgroup) {
 		t.Errorf("memory cgroup %q, want under %s", got, wantCgroup)
 	}
 
@@ -64,13 +85,18 @@ echo "cgroup: $(grep -E ':memory:' /proc/self/cgroup | cut -d: -f3)"`
 		t.Errorf("qosClass %q, want BestEffort", p.Status.QOSClass)
 	}
 	out = podLogs(t, ns, "besteffort", "main")
-	for field, want := range map[string]string{"quota": "-1", "shares": "2", "oom": "1000"} {
+	want = map[string]string{"quota": "-1", "shares": "2", "oom": "1000"}
+	if v2 {
+		delete(want, "shares")
+		want["weight"] = "1"
+	}
+	for field, want := range want {
 		if got := fieldOf(out, field); got != want {
 			t.Errorf("BestEffort: %s = %q, want %q\n%s", field, got, want, out)
 		}
 	}
 	wantCgroup = fmt.Sprintf("/vk-cri-%s/kubepods/besteffort/pod%s/", nodeName, created.UID)
-	if got := fieldOf(out, "cgroup"); !strings.HasPrefix(got, wantCgroup) {
+	if got := fieldOf(out, "cgroup"); !v2 && !strings.HasPrefix(got, wantCgroup) {
 		t.Errorf("BestEffort memory cgroup %q, want under %s", got, wantCgroup)
 	}
 }
