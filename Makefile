@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 VERSION ?= v0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
-E2E_TIMEOUT ?= 40m
+E2E_TIMEOUT ?= 60m
 # 1: after the whole e2e suite (on the default containerd 2.x lane), a smoke subset on containerd 1.6
 # (hack/e2e.sh). VKCRI_CONTAINERD=1.6 in the environment runs everything on 1.6 instead.
 E2E_SMOKE_1_6 ?= 0

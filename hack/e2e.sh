@@ -81,7 +81,7 @@ stop_crio() {
 
 run_e2e() {
   (cd "$REPO_DIR" && VKCRI_STACK_ENV="$E2E_ENV" VKCRI_BIN="$REPO_DIR/bin/vk-cri" \
-    go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-40m}" "$@" ./test/e2e/...) 9>&-
+    go test -tags e2e -count=1 -v -timeout "${E2E_TIMEOUT:-60m}" "$@" ./test/e2e/...) 9>&-
 }
 
 # stack_lane: the containerd lane of the running "vk" instance, as stack-up.sh recorded it.
