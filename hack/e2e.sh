@@ -95,6 +95,13 @@ switch_lane() {
   VKCRI_CONTAINERD=$1 "$HACK_DIR/stack-up.sh" 9>&-
 }
 
+# The reference kubelet node `ref` runs during the tests that check vk-cri against it live (the
+# hostile kubelet API battery, the chart installed onto ref, the node identities); compare-ci.sh
+# then finds it up, and the stack-down below stops it with the rest.
+if [[ "${E2E_RUNTIME:-}" != crio ]] && ! "$HACK_DIR/ref.sh" status >/dev/null 2>&1; then
+  phase "reference node up" "$HACK_DIR/ref.sh" up 9>&-
+fi
+
 rc=0
 if [[ "${E2E_RUNTIME:-}" == crio ]]; then
   use_crio
